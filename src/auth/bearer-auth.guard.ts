@@ -1,0 +1,74 @@
+import {
+  type ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
+import type { ErrorDetails } from '../common/filters/http-error.filter.js';
+import { BEARER_REALM } from './bearer.strategy.js';
+import { IS_PUBLIC } from './decorators/public.decorator.js';
+import { REQUIRED_SCOPES } from './decorators/requires-scopes.decorator.js';
+import type { Principal } from './principal.js';
+import type { Scope } from './scopes.js';
+
+export type AuthenticatedRequest = FastifyRequest & { user: Principal };
+
+/**
+ * The global guard: every route needs a valid bearer token unless it is `@Public()`,
+ * and the token must hold the route's `@RequiresScopes()`.
+ */
+@Injectable()
+export class BearerAuthGuard extends AuthGuard('bearer') {
+  constructor(private readonly reflector: Reflector) {
+    super();
+  }
+
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    await super.canActivate(context);
+    const required = this.reflector.getAllAndOverride<Scope[]>(REQUIRED_SCOPES, targets) ?? [];
+    const { user } = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const missing = required.filter((scope) => !user.scopes.includes(scope));
+    if (missing.length > 0) {
+      throw new ForbiddenException(`this token lacks the scope ${missing.join(', ')}`);
+    }
+    return true;
+  }
+
+  /**
+   * passport-http-bearer also reads `access_token` from the query string and the body;
+   * RFC 6750 discourages both (they end up in logs), so the strategy sees the header only.
+   */
+  override getRequest(context: ExecutionContext): Pick<FastifyRequest, 'headers'> {
+    const { authorization } = context.switchToHttp().getRequest<FastifyRequest>().headers;
+    return { headers: { authorization } };
+  }
+
+  override handleRequest<TUser = Principal>(
+    error: unknown,
+    principal: Principal | false,
+    challenge: unknown,
+    context: ExecutionContext,
+  ): TUser {
+    if (error) throw error;
+    if (!principal) {
+      const presented = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+      const details: ErrorDetails = {
+        message: presented
+          ? 'the bearer token is malformed, unknown, expired or revoked'
+          : 'a bearer token is required: send Authorization: Bearer <token>',
+        headers: {
+          'WWW-Authenticate':
+            typeof challenge === 'string' ? challenge : `Bearer realm="${BEARER_REALM}"`,
+        },
+      };
+      throw new UnauthorizedException(details);
+    }
+    context.switchToHttp().getRequest<AuthenticatedRequest>().user = principal;
+    return principal as TUser;
+  }
+}

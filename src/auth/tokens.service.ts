@@ -1,0 +1,93 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { IsNull, QueryFailedError, type Repository } from 'typeorm';
+import { ApiToken } from './entities/api-token.entity.js';
+import type { Principal } from './principal.js';
+import { isScope, type Scope } from './scopes.js';
+import { generateTokenSecret, hashTokenSecret } from './token-secret.js';
+
+const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** Recording every use would be a write per request; once a minute is enough to tell. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+const UNIQUE_VIOLATION = '23505';
+
+export interface NewToken {
+  name: string;
+  scopes: string[];
+  /** Lifetime in milliseconds; absent: the token does not expire. */
+  expiresInMs?: number;
+}
+
+export interface IssuedToken {
+  /** The bearer token itself: shown once, never stored. */
+  secret: string;
+  token: ApiToken;
+}
+
+/** A token command that cannot be carried out, for a reason the operator can fix. */
+export class TokenRequestError extends Error {
+  override name = 'TokenRequestError';
+}
+
+/** The token store: issue, list, revoke, and authenticate a presented bearer token. */
+@Injectable()
+export class TokensService {
+  private readonly logger = new Logger(TokensService.name);
+
+  constructor(@InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>) {}
+
+  async create({ name, scopes, expiresInMs }: NewToken): Promise<IssuedToken> {
+    if (!TOKEN_NAME.test(name)) {
+      throw new TokenRequestError(
+        `invalid token name "${name}": use 1 to 100 letters, digits, ".", "_" or "-"`,
+      );
+    }
+    const unknown = scopes.filter((scope) => !isScope(scope));
+    if (scopes.length === 0 || unknown.length > 0) {
+      throw new TokenRequestError(
+        `invalid scopes "${scopes.join(',')}": use plants:read and/or plants:write`,
+      );
+    }
+    const secret = generateTokenSecret();
+    const token = this.tokens.create({
+      name,
+      secretHash: hashTokenSecret(secret),
+      scopes: [...new Set(scopes)],
+      expiresAt: expiresInMs === undefined ? null : new Date(Date.now() + expiresInMs),
+    });
+    try {
+      return { secret, token: await this.tokens.save(token) };
+    } catch (error) {
+      if (error instanceof QueryFailedError && error.driverError?.code === UNIQUE_VIOLATION) {
+        throw new TokenRequestError(`a token named "${name}" already exists; revoke it first`);
+      }
+      throw error;
+    }
+  }
+
+  list(): Promise<ApiToken[]> {
+    return this.tokens.find({ order: { createdAt: 'ASC' } });
+  }
+
+  /** Revokes the live token with this name; false when there is none. */
+  async revoke(name: string): Promise<boolean> {
+    const result = await this.tokens.update(
+      { name, revokedAt: IsNull() },
+      { revokedAt: new Date() },
+    );
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** The principal for a presented token, or null when it is unknown, expired or revoked. */
+  async authenticate(secret: string): Promise<Principal | null> {
+    const token = await this.tokens.findOneBy({ secretHash: hashTokenSecret(secret) });
+    const now = new Date();
+    if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return null;
+    if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      this.tokens
+        .update({ id: token.id }, { lastUsedAt: now })
+        .catch((error: Error) => this.logger.warn(`could not record token use: ${error.message}`));
+    }
+    return { tokenId: token.id, tokenName: token.name, scopes: token.scopes as Scope[] };
+  }
+}

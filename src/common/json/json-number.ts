@@ -1,0 +1,35 @@
+const NUMBER_LITERAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/** Integers with more digits than this are outside int64 and are not materialised. */
+const MAX_INTEGER_DIGITS = 19;
+
+/**
+ * Turns a JSON number literal into a JS value without losing what it says:
+ * - an integer (as in JSON Schema: `1.0` and `1e3` are integers) becomes a `number`
+ *   when it is a safe integer and a `bigint` when it needs up to 19 digits;
+ * - any other number becomes a `number`, unless rounding would make it look like an
+ *   integer (`1.0000000000000000001`), or it is an integer too large for int64: then it
+ *   becomes NaN, which no integer rule accepts (and nothing is stored from it).
+ */
+export function parseJsonNumber(literal: string): number | bigint {
+  const match = NUMBER_LITERAL.exec(literal);
+  if (!match) return Number.NaN;
+  const [, integerPart, fraction = '', exponent = '0'] = match;
+  const negative = literal.startsWith('-');
+  const allDigits = integerPart + fraction;
+  const leadingZeros = allDigits.length - allDigits.replace(/^0+/, '').length;
+  const significant = allDigits.slice(leadingZeros).replace(/0+$/, '');
+  const pointPosition = integerPart.length - leadingZeros + Number(exponent);
+
+  if (significant === '') return 0;
+  const isInteger = significant.length <= pointPosition;
+  if (isInteger) {
+    if (pointPosition > MAX_INTEGER_DIGITS) return Number.NaN;
+    const magnitude = BigInt(significant.padEnd(pointPosition, '0'));
+    const value = negative ? -magnitude : magnitude;
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(value)
+      : value;
+  }
+  const value = Number(literal);
+  return Number.isInteger(value) ? Number.NaN : value;
+}

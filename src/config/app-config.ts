@@ -1,0 +1,96 @@
+import { resolve } from 'node:path';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const toInteger = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+
+/** The environment as the service reads it; every variable is checked at start. */
+class EnvironmentVariables {
+  @Transform(toInteger)
+  @IsInt({ message: 'PORT must be an integer from 0 to 65535' })
+  @Min(0, { message: 'PORT must be an integer from 0 to 65535' })
+  @Max(65535, { message: 'PORT must be an integer from 0 to 65535' })
+  PORT = 3000;
+
+  @IsString()
+  @MinLength(1, { message: 'HOST must be a host name or address, not empty' })
+  HOST = '0.0.0.0';
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/[^\s/]+(\/[^\s]*)?$/, {
+    message: 'DATABASE_URL must be a postgres:// URL, like postgres://user:pass@host:5432/db',
+  })
+  DATABASE_URL?: string;
+
+  @IsString()
+  @MinLength(1, { message: 'DATA_DIR must be a directory path, not empty' })
+  DATA_DIR = './data';
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel = 'info';
+
+  @Transform(toInteger)
+  @IsInt({ message: 'RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off' })
+  @Min(0, { message: 'RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off' })
+  RATE_LIMIT_PER_MINUTE = 600;
+}
+
+/** Raised when the environment holds a value the service cannot run with. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Typed, validated configuration. It is a class so that Nest can inject it by type:
+ * `constructor(private readonly config: AppConfig)`.
+ */
+export class AppConfig {
+  readonly port: number;
+  readonly host: string;
+  /** Unset: the service runs its own embedded PostgreSQL in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly logLevel: LogLevel;
+  /** Requests per minute per token; 0 turns rate limiting off. */
+  readonly rateLimitPerMinute: number;
+
+  private constructor(env: EnvironmentVariables) {
+    this.port = env.PORT;
+    this.host = env.HOST;
+    this.databaseUrl = env.DATABASE_URL;
+    this.dataDir = resolve(env.DATA_DIR);
+    this.logLevel = env.LOG_LEVEL;
+    this.rateLimitPerMinute = env.RATE_LIMIT_PER_MINUTE;
+  }
+
+  /** Reads the environment; throws one ConfigError naming the first wrong variable. */
+  static fromEnvironment(environment: NodeJS.ProcessEnv = process.env): AppConfig {
+    const known = Object.keys(new EnvironmentVariables());
+    const present = Object.fromEntries(
+      known.flatMap((name) => (environment[name] ? [[name, environment[name]]] : [])),
+    );
+    const env = plainToInstance(EnvironmentVariables, present);
+    const [error] = validateSync(env, { stopAtFirstError: true });
+    if (error) {
+      const reason = Object.values(error.constraints ?? {})[0];
+      throw new ConfigError(
+        `Invalid configuration: ${reason} (got ${JSON.stringify(String(error.value))})`,
+      );
+    }
+    return new AppConfig(env);
+  }
+}

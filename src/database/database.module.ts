@@ -1,0 +1,26 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { dataSourceOptions } from './data-source.js';
+import { DatabaseServer } from './database-server.js';
+
+@Module({
+  providers: [{ provide: DatabaseServer, inject: [AppConfig], useFactory: DatabaseServer.connect }],
+  exports: [DatabaseServer],
+})
+class DatabaseServerModule {}
+
+/** TypeORM on PostgreSQL; pending migrations run before the service accepts requests. */
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      imports: [DatabaseServerModule],
+      inject: [DatabaseServer],
+      useFactory: (server: DatabaseServer) => ({
+        ...dataSourceOptions(server.url),
+        migrationsRun: true,
+      }),
+    }),
+  ],
+})
+export class DatabaseModule {}

@@ -1,0 +1,26 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from './app.module.js';
+import { configureHttp, createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
+import { AppConfig, ConfigError } from './config/app-config.js';
+
+async function bootstrap(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = AppConfig.fromEnvironment();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule,
+    createHttpAdapter(),
+    HTTP_APP_OPTIONS,
+  );
+  configureHttp(app).enableShutdownHooks();
+  await app.listen({ port: config.port, host: config.host });
+}
+
+await bootstrap();

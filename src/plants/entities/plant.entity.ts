@@ -1,0 +1,15 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { bigintTransformer } from '../../database/bigint.transformer.js';
+
+@Entity({ name: 'plants' })
+export class Plant {
+  @PrimaryColumn({ type: 'bigint', transformer: bigintTransformer })
+  id: bigint;
+
+  @Column({ type: 'varchar', length: 255 })
+  name: string;
+
+  /** null: the plant has no tag ("" is a tag). */
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  tag: string | null;
+}

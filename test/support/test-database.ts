@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/** Every database a test creates carries this prefix; nothing else is ever dropped. */
+const TEST_DATABASE_PREFIX = 'plant_store_test_';
+
+export interface TestDatabase {
+  url: string;
+  /** Runs SQL directly, to check what is really stored. */
+  query<Row = Record<string, unknown>>(sql: string): Promise<Row[]>;
+  drop(): Promise<void>;
+}
+
+/** A new, empty database on the run's PostgreSQL server (see global-setup.ts). */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('databaseAdminUrl');
+  const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
+  await runQuery(adminUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    query: (sql) => runQuery(url.toString(), sql),
+    drop: async () => {
+      await runQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+async function runQuery<Row>(connectionString: string, sql: string): Promise<Row[]> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as Row[];
+  } finally {
+    await client.end();
+  }
+}
