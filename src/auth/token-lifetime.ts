@@ -1,3 +1,5 @@
+import { TokenRequestError } from './token-request.error.js';
+
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const DURATION = /^([1-9]\d{0,5})([mhd])$/;
 
@@ -5,7 +7,9 @@ const DURATION = /^([1-9]\d{0,5})([mhd])$/;
 export function parseLifetime(text: string): number {
   const match = DURATION.exec(text.trim());
   if (!match) {
-    throw new Error(`invalid lifetime "${text}": use minutes, hours or days, like 30m, 12h or 90d`);
+    throw new TokenRequestError(
+      `invalid lifetime "${text}": use minutes, hours or days, like 30m, 12h or 90d`,
+    );
   }
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }

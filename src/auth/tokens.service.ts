@@ -4,6 +4,7 @@ import { IsNull, QueryFailedError, type Repository } from 'typeorm';
 import { ApiToken } from './entities/api-token.entity.js';
 import type { Principal } from './principal.js';
 import { isScope, type Scope } from './scopes.js';
+import { TokenRequestError } from './token-request.error.js';
 import { generateTokenSecret, hashTokenSecret } from './token-secret.js';
 
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -22,11 +23,6 @@ export interface IssuedToken {
   /** The bearer token itself: shown once, never stored. */
   secret: string;
   token: ApiToken;
-}
-
-/** A token command that cannot be carried out, for a reason the operator can fix. */
-export class TokenRequestError extends Error {
-  override name = 'TokenRequestError';
 }
 
 /** The token store: issue, list, revoke, and authenticate a presented bearer token. */

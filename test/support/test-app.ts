@@ -18,6 +18,7 @@ export interface TestApp {
   request(options: InjectOptions): Promise<LightMyRequestResponse>;
   /** Issues a token through the token store, as `npm run token -- create` does. */
   issueToken(options?: { scopes?: string[]; expiresInMs?: number; name?: string }): Promise<string>;
+  revokeToken(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -29,17 +30,7 @@ let tokenCounter = 0;
  */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = AppConfig.fromEnvironment({ ...env, DATABASE_URL: database.url });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideProvider(AppConfig)
-    .useValue(config)
-    .compile();
-  moduleRef.useLogger(false);
-  const app = configureHttp(
-    moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), HTTP_APP_OPTIONS),
-  );
-  await app.init();
-  await app.getHttpAdapter().getInstance().ready();
+  const app = await buildApp(AppConfig.fromEnvironment({ ...env, DATABASE_URL: database.url }));
   const tokens = app.get(TokensService);
   return {
     app,
@@ -47,9 +38,27 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     request: (options) => app.inject(options),
     issueToken: async ({ scopes = ['plants:read', 'plants:write'], expiresInMs, name } = {}) =>
       (await tokens.create({ name: name ?? `test-${++tokenCounter}`, scopes, expiresInMs })).secret,
+    revokeToken: async (name) => {
+      await tokens.revoke(name);
+    },
     close: async () => {
       await app.close();
       await database.drop();
     },
   };
+}
+
+/** The application as main.ts builds it, on the given configuration. */
+export async function buildApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+    .overrideProvider(AppConfig)
+    .useValue(config)
+    .compile();
+  moduleRef.useLogger(process.env.TEST_LOGS ? ['error', 'warn'] : false);
+  const app = configureHttp(
+    moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), HTTP_APP_OPTIONS),
+  );
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
 }

@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '../../config/config.module.js';
+import { DatabaseModule } from '../../database/database.module.js';
+import { AuthModule } from '../auth.module.js';
+
+/** What the token CLI needs: the configuration, the database and the token store. */
+@Module({ imports: [ConfigModule, DatabaseModule, AuthModule] })
+export class TokenCliModule {}

@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { ConfigError } from '../../config/app-config.js';
+import { TokenRequestError } from '../token-request.error.js';
+import { TokensService } from '../tokens.service.js';
+import { runTokenCommand, TOKEN_USAGE, UsageError } from './token-commands.js';
+import { TokenCliModule } from './token-cli.module.js';
+
+/**
+ * `npm run --silent token -- …`: manages bearer tokens straight in the database, so it
+ * works whether or not the service runs (on the embedded database it joins the running
+ * server, or starts and stops one itself).
+ */
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    process.stderr.write(`${TOKEN_USAGE}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const app = await NestFactory.createApplicationContext(TokenCliModule, {
+    logger: ['error', 'warn'],
+  });
+  try {
+    return await runTokenCommand(argv, app.get(TokensService), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  } finally {
+    await app.close();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  const known = [UsageError, TokenRequestError, ConfigError].some((type) => error instanceof type);
+  const message = error instanceof Error ? error.message : String(error);
+  const usage = error instanceof UsageError ? `${TOKEN_USAGE}\n` : '';
+  process.stderr.write(known ? `token: ${message}\n${usage}` : `token: failed: ${message}\n`);
+  process.exitCode = known ? 2 : 1;
+}

@@ -1,0 +1,56 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AppConfig, ConfigError } from '../../src/config/app-config.js';
+
+describe('AppConfig.fromEnvironment', () => {
+  it('has defaults for everything', () => {
+    expect({ ...AppConfig.fromEnvironment({}) }).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      dataDir: resolve('./data'),
+      logLevel: 'info',
+      rateLimitPerMinute: 600,
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = AppConfig.fromEnvironment({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u:p@db:5432/plants',
+      DATA_DIR: '/var/lib/plant-store',
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+    expect({ ...config }).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: 'postgres://u:p@db:5432/plants',
+      dataDir: '/var/lib/plant-store',
+      logLevel: 'debug',
+      rateLimitPerMinute: 0,
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
+    [
+      { PORT: '70000' },
+      'Invalid configuration: PORT must be an integer from 0 to 65535 (got "70000")',
+    ],
+    [
+      { PORT: '3000.5' },
+      'Invalid configuration: PORT must be an integer from 0 to 65535 (got "3000.5")',
+    ],
+    [
+      { DATABASE_URL: 'mysql://x' },
+      /^Invalid configuration: DATABASE_URL must be a postgres:\/\/ URL/,
+    ],
+    [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL must be one of fatal, error/],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, /^Invalid configuration: RATE_LIMIT_PER_MINUTE must be/],
+  ])('refuses %j with one line naming the variable', (env, message) => {
+    expect(() => AppConfig.fromEnvironment(env)).toThrow(ConfigError);
+    expect(() => AppConfig.fromEnvironment(env)).toThrow(message);
+  });
+});
