@@ -49,6 +49,9 @@ class EnvironmentVariables {
   RATE_LIMIT_PER_MINUTE = 600;
 }
 
+/** The environment variables the service reads. */
+export const CONFIG_VARIABLES = Object.keys(new EnvironmentVariables());
+
 /** Raised when the environment holds a value the service cannot run with. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -79,9 +82,8 @@ export class AppConfig {
 
   /** Reads the environment; throws one ConfigError naming the first wrong variable. */
   static fromEnvironment(environment: NodeJS.ProcessEnv = process.env): AppConfig {
-    const known = Object.keys(new EnvironmentVariables());
     const present = Object.fromEntries(
-      known.flatMap((name) => (environment[name] ? [[name, environment[name]]] : [])),
+      CONFIG_VARIABLES.flatMap((name) => (environment[name] ? [[name, environment[name]]] : [])),
     );
     const env = plainToInstance(EnvironmentVariables, present);
     const [error] = validateSync(env, { stopAtFirstError: true });

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -64,8 +64,7 @@ export class EmbeddedPostgresServer {
 
     const binaries = await loadBinaries();
     const account = await systemAccount();
-    // The server runs as that account and must be able to enter the data directory.
-    if (account.uid !== undefined) await chown(dataDir, account.uid, account.gid!);
+    if (account.uid !== undefined) await giveAccess(dataDir, account as Required<Account>, logger);
     if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
       logger.log(`initialising the embedded PostgreSQL in ${clusterDir}`);
       await initialiseCluster(binaries, account, clusterDir, password);
@@ -104,6 +103,32 @@ async function systemAccount(): Promise<Account> {
   } catch {
     await run('useradd', ['--system', '--user-group', '--no-create-home', SYSTEM_USER]);
     return { uid: await id('-u'), gid: await id('-g') };
+  }
+}
+
+/**
+ * As root, the server runs as the `postgres` account, which must own the data directory
+ * and be able to pass through every directory above it. A clone in a private directory
+ * (mode 0700, like `mktemp -d`) gets the search bit for others (o+x: pass, not list).
+ */
+async function giveAccess(
+  dataDir: string,
+  account: Required<Account>,
+  logger: EmbeddedPostgresLogger,
+): Promise<void> {
+  await chown(dataDir, account.uid, account.gid);
+  const ancestors: string[] = [];
+  for (let dir = dirname(dataDir); dir !== dirname(dir); dir = dirname(dir)) ancestors.unshift(dir);
+  for (const dir of ancestors) {
+    const canPass = await run('test', ['-x', dir], account).then(
+      () => true,
+      () => false,
+    );
+    if (canPass) continue;
+    await chmod(dir, ((await stat(dir)).mode & 0o7777) | 0o001);
+    logger.log(
+      `gave others the search permission (o+x) on ${dir} so PostgreSQL can reach its data`,
+    );
   }
 }
 

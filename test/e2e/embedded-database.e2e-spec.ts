@@ -10,14 +10,17 @@ import { DatabaseServer } from '../../src/database/database-server.js';
 import { buildApp } from '../support/test-app.js';
 
 describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR', () => {
+  let privateDir: string;
   let dataDir: string;
   const config = () => AppConfig.fromEnvironment({ DATA_DIR: dataDir });
   const postmasterPid = () => join(dataDir, 'postgres', 'postmaster.pid');
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'plant-store-embedded-'));
+    // A private parent (mode 0700, like a clone in `mktemp -d`) must not stop it.
+    privateDir = await mkdtemp(join(tmpdir(), 'plant-store-embedded-'));
+    dataDir = join(privateDir, 'data');
   });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  afterAll(() => rm(privateDir, { recursive: true, force: true }));
 
   it('initialises it on first start, keeps the data across restarts, and stops it on close', async () => {
     const first = await buildApp(config());

@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CONFIG_VARIABLES } from '../../src/config/app-config.js';
+
+interface ComposeService {
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string | number>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+}
+
+const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as {
+  services: Record<string, ComposeService>;
+};
+const { db, migrate, api } = compose.services;
+const dockerfile = readFileSync('Dockerfile', 'utf8');
+const nestCli = JSON.parse(readFileSync('nest-cli.json', 'utf8')) as { entryFile: string };
+const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  scripts: Record<string, string>;
+};
+
+/** Dockerfile instructions with their arguments, continuation lines joined. */
+const instructions = dockerfile
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .filter((line) => line.trim() && !line.trim().startsWith('#'))
+  .map((line) => {
+    const [keyword, ...rest] = line.trim().split(/\s+/);
+    return { keyword: keyword.toUpperCase(), args: rest.join(' ') };
+  });
+const instruction = (keyword: string) => instructions.filter((i) => i.keyword === keyword);
+
+describe('docker-compose.yml', () => {
+  it('runs PostgreSQL, then the migrations, then the API', () => {
+    expect(db.image).toMatch(/^postgres:\d+/);
+    expect(db.healthcheck?.test.join(' ')).toContain('pg_isready');
+    expect(migrate.depends_on).toEqual({ db: { condition: 'service_healthy' } });
+    expect(api.depends_on).toEqual({
+      migrate: { condition: 'service_completed_successfully' },
+    });
+  });
+
+  it('runs the migrations with the command npm run migration:run uses', () => {
+    expect(migrate.build).toBe('.');
+    expect(`node ${migrate.command!.slice(1).join(' ')}`).toBe(
+      packageJson.scripts['migration:run'],
+    );
+  });
+
+  it('gives the API and the migrations the database the db service creates', () => {
+    const env = db.environment!;
+    const expected = `postgres://${env.POSTGRES_USER}:${env.POSTGRES_PASSWORD}@db:5432/${env.POSTGRES_DB}`;
+    expect(api.environment!.DATABASE_URL).toBe(expected);
+    expect(migrate.environment!.DATABASE_URL).toBe(expected);
+  });
+
+  it('sets only variables the service reads', () => {
+    for (const service of [api, migrate]) {
+      for (const name of Object.keys(service.environment!))
+        expect(CONFIG_VARIABLES).toContain(name);
+    }
+  });
+
+  it('publishes the port the API listens on', () => {
+    expect(api.ports).toEqual([`${api.environment!.PORT}:${api.environment!.PORT}`]);
+  });
+});
+
+describe('Dockerfile', () => {
+  it('builds in one stage and runs in another', () => {
+    expect(instruction('FROM')).toHaveLength(2);
+    expect(instruction('FROM')[0].args).toMatch(/ AS build$/);
+    expect(instruction('COPY').some((i) => i.args.includes('--from=build'))).toBe(true);
+  });
+
+  it('runs as a non-root user', () => {
+    const users = instruction('USER');
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.at(-1)!.args).not.toMatch(/^(root|0)$/);
+  });
+
+  it('starts the entry point nest build produces', () => {
+    expect(JSON.parse(instruction('CMD').at(-1)!.args)).toEqual([
+      'node',
+      `dist/${nestCli.entryFile}.js`,
+    ]);
+    expect(packageJson.scripts['start:prod']).toBe(`node dist/${nestCli.entryFile}.js`);
+  });
+
+  it('exposes the default port and checks readiness', () => {
+    expect(instruction('EXPOSE').map((i) => i.args)).toEqual(['3000']);
+    expect(instruction('HEALTHCHECK')[0].args).toContain('/health/ready');
+    const env = instruction('ENV')
+      .map((i) => i.args)
+      .join(' ');
+    for (const name of env.match(/\b[A-Z_]+(?==)/g)!.filter((n) => n !== 'NODE_ENV')) {
+      expect(CONFIG_VARIABLES).toContain(name);
+    }
+  });
+});
