@@ -64,7 +64,9 @@ export class EmbeddedPostgresServer {
 
     const binaries = await loadBinaries();
     const account = await systemAccount();
-    if (account.uid !== undefined) await giveAccess(dataDir, account as Required<Account>, logger);
+    if (account.uid !== undefined) {
+      await giveAccess(dataDir, binaries, account as Required<Account>, logger);
+    }
     if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
       logger.log(`initialising the embedded PostgreSQL in ${clusterDir}`);
       await initialiseCluster(binaries, account, clusterDir, password);
@@ -108,17 +110,18 @@ async function systemAccount(): Promise<Account> {
 
 /**
  * As root, the server runs as the `postgres` account, which must own the data directory
- * and be able to pass through every directory above it. A clone in a private directory
- * (mode 0700, like `mktemp -d`) gets the search bit for others (o+x: pass, not list).
+ * and be able to pass through every directory above it and above the binaries. A clone in
+ * a private directory (mode 0700, like `mktemp -d`) gets the search bit for others on the
+ * way (o+x: pass through, not list).
  */
 async function giveAccess(
   dataDir: string,
+  binaries: Binaries,
   account: Required<Account>,
   logger: EmbeddedPostgresLogger,
 ): Promise<void> {
   await chown(dataDir, account.uid, account.gid);
-  const ancestors: string[] = [];
-  for (let dir = dirname(dataDir); dir !== dirname(dir); dir = dirname(dir)) ancestors.unshift(dir);
+  const ancestors = new Set([...pathTo(dirname(dataDir)), ...pathTo(dirname(binaries.initdb))]);
   for (const dir of ancestors) {
     const canPass = await run('test', ['-x', dir], account).then(
       () => true,
@@ -126,10 +129,15 @@ async function giveAccess(
     );
     if (canPass) continue;
     await chmod(dir, ((await stat(dir)).mode & 0o7777) | 0o001);
-    logger.log(
-      `gave others the search permission (o+x) on ${dir} so PostgreSQL can reach its data`,
-    );
+    logger.log(`gave others the search permission (o+x) on ${dir} so PostgreSQL can run`);
   }
+}
+
+/** `dir` and every directory above it, outermost first. */
+function pathTo(dir: string): string[] {
+  const dirs = [dir];
+  while (dirname(dirs[0]) !== dirs[0]) dirs.unshift(dirname(dirs[0]));
+  return dirs;
 }
 
 async function initialiseCluster(
