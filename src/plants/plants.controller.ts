@@ -42,6 +42,7 @@ const ApiJsonBodyResponses = () =>
   );
 
 @Controller('plants')
+@ApiErrorResponse(500, 'The service failed unexpectedly (the database is unreachable, say)')
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
 
