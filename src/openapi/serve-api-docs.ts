@@ -13,6 +13,5 @@ export function serveApiDocs(app: INestApplication): void {
     jsonDocumentUrl: API_DOCS_PATHS.json,
     yamlDocumentUrl: API_DOCS_PATHS.yaml,
     customSiteTitle: 'Plant Store API',
-    swaggerOptions: { validatorUrl: null },
   });
 }

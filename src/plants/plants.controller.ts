@@ -21,6 +21,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
+import { BODY_LIMIT_BYTES } from '../common/http/http-app.js';
 import { ApiErrorResponse } from '../common/openapi/api-error-response.decorator.js';
 import { INT64_SCHEMA } from '../common/openapi/int64.schema.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
@@ -37,7 +38,7 @@ const ApiPlantNotFoundResponse = () => ApiErrorResponse(404, 'There is no plant 
 /** Fastify answers these for a request body before the handler runs. */
 const ApiJsonBodyResponses = () =>
   applyDecorators(
-    ApiErrorResponse(413, 'The request body is larger than 64 KiB'),
+    ApiErrorResponse(413, `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB`),
     ApiErrorResponse(415, 'The request body is not application/json'),
   );
 

@@ -183,6 +183,14 @@ describe('changing plants', () => {
       },
     );
 
+    it('refuses a request body that is invalid JSON with 400, and one over the limit with 413', async () => {
+      const id = await createBasil();
+      expectError(await client.send('DELETE', `/plants/${id}`, '{'), 400, /not valid JSON/);
+      const large = JSON.stringify({ note: 'x'.repeat(100_000) });
+      expectError(await client.send('DELETE', `/plants/${id}`, large), 413, /too large/);
+      expect(await stored(id)).toHaveLength(1);
+    });
+
     it('refuses a request body that is not JSON with 415, as every body is', async () => {
       const id = await createBasil();
       const response = await client.send('DELETE', `/plants/${id}`, 'please', {
