@@ -20,7 +20,7 @@ async function bootstrap(): Promise<void> {
     createHttpAdapter(),
     HTTP_APP_OPTIONS,
   );
-  (await initApp(app)).enableShutdownHooks();
+  await initApp(app.enableShutdownHooks());
   await app.listen({ port: config.port, host: config.host });
 }
 
