@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { configureHttp, createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
+import { initApp } from './app.setup.js';
+import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
 
 async function bootstrap(): Promise<void> {
@@ -19,7 +20,7 @@ async function bootstrap(): Promise<void> {
     createHttpAdapter(),
     HTTP_APP_OPTIONS,
   );
-  configureHttp(app).enableShutdownHooks();
+  await initApp(app.enableShutdownHooks());
   await app.listen({ port: config.port, host: config.host });
 }
 
