@@ -25,11 +25,16 @@ let tokenCounter = 0;
 
 /**
  * The real application (AppModule with every global) on a fresh database of its own,
- * built by the Nest test harness exactly as main.ts builds it.
+ * built by the Nest test harness exactly as main.ts builds it. It logs nothing unless
+ * `env` sets LOG_LEVEL.
  */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = AppConfig.fromEnvironment({ ...env, DATABASE_URL: database.url });
+  const config = AppConfig.fromEnvironment({
+    LOG_LEVEL: 'silent',
+    ...env,
+    DATABASE_URL: database.url,
+  });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(AppConfig)
     .useValue(config)
