@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 describe('GET /metrics', () => {
   let api: TestApp;
   let metrics: string;
-  let contentType: string | undefined;
+  let contentType: string;
 
   beforeAll(async () => {
     api = await createTestApp();
@@ -27,7 +27,7 @@ describe('GET /metrics', () => {
     const response = await api.request({ method: 'GET', url: '/metrics' });
     expect(response.statusCode).toBe(200);
     metrics = response.body;
-    contentType = response.headers['content-type'];
+    contentType = String(response.headers['content-type']);
   });
   afterAll(() => api.close());
 
