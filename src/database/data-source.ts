@@ -14,7 +14,7 @@ const POOL_SIZE = 10;
  * A stuck database must cost a request seconds, not forever. A frozen server cannot
  * enforce its own statement_timeout, so the client bounds the wait too, a little later.
  */
-export const DATABASE_TIMEOUTS = {
+const DATABASE_TIMEOUTS = {
   /** Opening a connection, or waiting for a free one in the pool. */
   connectMs: 3_000,
   /** Enforced by PostgreSQL: the statement is cancelled there. */

@@ -10,7 +10,7 @@ import { Public } from '../auth/decorators/public.decorator.js';
 import { DatabaseUnavailableError } from '../database/database-unavailable.js';
 
 /** A readiness probe must answer well within a probe's own time-out. */
-export const READY_TIMEOUT_MS = 1_000;
+const READY_TIMEOUT_MS = 1_000;
 
 /** Probes for orchestrators and load balancers: no token, never rate limited. */
 @Controller('health')
@@ -28,7 +28,7 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** The database answers `SELECT 1` in time; 503 otherwise, and while shutting down. */
+  /** The database answers `SELECT 1` in time; 503 otherwise. */
   @Get('ready')
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
@@ -37,8 +37,11 @@ export class HealthController {
         () => this.database.pingCheck('database').withTimeout(READY_TIMEOUT_MS),
       ]);
     } catch (error) {
-      const result = (error as ServiceUnavailableException).getResponse?.() as
-        HealthCheckResult | undefined;
+      const result =
+        error instanceof ServiceUnavailableException
+          ? (error.getResponse() as HealthCheckResult)
+          : undefined;
+      // Only a failed check means the database is down ('shutting_down' passes as it is).
       if (result?.status !== 'error') throw error;
       throw new DatabaseUnavailableError(String(result.details.database?.message ?? 'no answer'));
     }

@@ -8,7 +8,7 @@ import { RequestLogService } from './request-log.service.js';
  * Wherever a secret could sit in a logged object. Request lines carry no headers at
  * all; this catches an Authorization header or a token in anything logged elsewhere.
  */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',

@@ -10,7 +10,7 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 
-export const DRAIN_TIMEOUTS = {
+const DRAIN_TIMEOUTS = {
   /**
    * Before the listener closes, and again before idle connections are closed: time for
    * connections the kernel has accepted to be taken in and their requests read. Closing

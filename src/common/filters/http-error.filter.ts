@@ -48,7 +48,8 @@ const FASTIFY_ERRORS: Record<string, string> = {
  * The one place where every error becomes a response: whichever layer raised it
  * (Fastify's parser, a guard, a pipe, a service, the database, a crash), the client gets
  * `application/json` `{ "error": <status>, "message": "…" }` and never a stack trace,
- * SQL or an internal name. Unexpected errors are logged here, once.
+ * SQL or an internal name. A database that cannot be reached or does not answer in time
+ * is a 503, whoever ran into it. Unexpected errors are logged here, once.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {

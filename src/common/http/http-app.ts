@@ -11,7 +11,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
  * Bounds on slow or idle clients. Node checks the header and request time-outs only
  * every `connectionsCheckingInterval` (30 s unless set), so that is set too.
  */
-export const HTTP_TIMEOUTS = {
+const HTTP_TIMEOUTS = {
   /** From the first byte of a request to the end of its headers (slowloris). */
   headersMs: 10_000,
   /** From the first byte of a request to the end of its body (slow bodies). */
