@@ -27,7 +27,7 @@ const UNAVAILABLE_NODE_CODES = new Set([
 
 /** What `pg` and its pool throw without a code: connect, pool and query_timeout expiries. */
 const UNAVAILABLE_MESSAGES =
-  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection timeout)/;
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
 
 /**
  * Whether an error means the database is unreachable, stuck or refusing us (a 503 for

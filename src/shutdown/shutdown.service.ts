@@ -56,7 +56,7 @@ export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown 
     server.closeIdleConnections();
     const timedOut = await Promise.race([
       ended.then(() => false),
-      sleep(DRAIN_TIMEOUTS.requestsMs).then(() => true),
+      sleep(DRAIN_TIMEOUTS.requestsMs, true, { ref: false }),
     ]);
     if (timedOut) {
       this.logger.warn(

@@ -65,7 +65,7 @@ describe('time-outs (the built service on its embedded PostgreSQL)', () => {
     token = await issueToken(database.url);
   });
   afterAll(async () => {
-    for (const pid of clusterProcesses(dataDir)) process.kill(pid, 'SIGCONT');
+    // SIGTERM, so that the service stops its PostgreSQL too.
     service.signal('SIGTERM');
     await service.exited;
     await rm(dataDir, { recursive: true, force: true });
