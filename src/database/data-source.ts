@@ -11,6 +11,19 @@ export const MIGRATIONS = [CreatePlantsAndApiTokens1763700000000, IndexPlantsByT
 /** Two cores: a small pool keeps PostgreSQL busy without queueing inside it. */
 const POOL_SIZE = 10;
 
+/**
+ * A stuck database must cost a request seconds, not forever. A frozen server cannot
+ * enforce its own statement_timeout, so the client bounds the wait too, a little later.
+ */
+const DATABASE_TIMEOUTS = {
+  /** Opening a connection, or waiting for a free one in the pool. */
+  connectMs: 3_000,
+  /** Enforced by PostgreSQL: the statement is cancelled there. */
+  statementMs: 5_000,
+  /** Enforced by `pg`: no answer at all from the server. */
+  queryMs: 6_000,
+} as const;
+
 /** The one definition of how the service talks to PostgreSQL. */
 export function dataSourceOptions(url: string): DataSourceOptions {
   return {
@@ -22,6 +35,12 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: false,
-    extra: { max: POOL_SIZE, application_name: 'plant-store' },
+    extra: {
+      max: POOL_SIZE,
+      application_name: 'plant-store',
+      connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs,
+      statement_timeout: DATABASE_TIMEOUTS.statementMs,
+      query_timeout: DATABASE_TIMEOUTS.queryMs,
+    },
   };
 }

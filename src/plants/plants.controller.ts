@@ -22,7 +22,10 @@ import {
 import type { FastifyReply } from 'fastify';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
 import { BODY_LIMIT_BYTES } from '../common/http/http-app.js';
-import { ApiErrorResponse } from '../common/openapi/api-error-response.decorator.js';
+import {
+  ApiDatabaseUnavailableResponse,
+  ApiErrorResponse,
+} from '../common/openapi/api-error-response.decorator.js';
 import { INT64_SCHEMA } from '../common/openapi/int64.schema.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { CreatePlantDto } from './dto/create-plant.dto.js';
@@ -43,7 +46,8 @@ const ApiJsonBodyResponses = () =>
   );
 
 @Controller('plants')
-@ApiErrorResponse(500, 'The service failed unexpectedly (the database is unreachable, say)')
+@ApiErrorResponse(500, 'The service failed unexpectedly')
+@ApiDatabaseUnavailableResponse()
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
 

@@ -13,7 +13,7 @@ import { buildApp } from '../support/test-app.js';
 describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR', () => {
   let privateDir: string;
   let dataDir: string;
-  const config = () => AppConfig.fromEnvironment({ DATA_DIR: dataDir });
+  const config = () => AppConfig.fromEnvironment({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const postmasterPid = () => join(dataDir, 'postgres', 'postmaster.pid');
   const createPlant = (app: NestFastifyApplication, token: string, body: string) =>
     app.inject({

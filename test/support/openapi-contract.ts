@@ -113,6 +113,8 @@ export class OpenApiContract {
     if (!(mediaType in response.content)) {
       return [...problems, `content type "${mediaType}" is not documented`];
     }
+    // Only JSON bodies have a schema to check; text (the metrics) is any string.
+    if (mediaType !== 'application/json') return problems;
     const { path } = operation;
     const status = String(statusCode);
     const schema = ['paths', path, method.toLowerCase(), 'responses', status, 'content'];

@@ -30,11 +30,19 @@ let tokenCounter = 0;
 
 /**
  * The real application (AppModule with every global) on a fresh database of its own,
- * built by the Nest test harness exactly as main.ts builds it.
+ * built by the Nest test harness exactly as main.ts builds it. It logs nothing unless
+ * `env` sets LOG_LEVEL.
  */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const app = await buildApp(AppConfig.fromEnvironment({ ...env, DATABASE_URL: database.url }));
+  const app = await buildApp(
+    AppConfig.fromEnvironment({
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+      ...env,
+      DATABASE_URL: database.url,
+    }),
+  );
   const tokens = app.get(TokensService);
   const contracts = await loadContracts(
     (await app.inject({ method: 'GET', url: API_DOCS_PATHS.json })).json(),

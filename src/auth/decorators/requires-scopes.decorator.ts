@@ -1,5 +1,8 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiErrorResponse } from '../../common/openapi/api-error-response.decorator.js';
+import {
+  ApiErrorResponse,
+  RETRY_AFTER_HEADER,
+} from '../../common/openapi/api-error-response.decorator.js';
 import type { Scope } from '../scopes.js';
 
 export const REQUIRED_SCOPES = 'auth:requiredScopes';
@@ -26,11 +29,5 @@ export const RequiresScopes = (...scopes: Scope[]) =>
       },
     ),
     ApiErrorResponse(403, `The token lacks the scope ${scopes.join(', ')}`),
-    ApiErrorResponse(429, 'This token sent too many requests; retry later', {
-      'Retry-After': {
-        description: 'Seconds to wait before the next request',
-        required: true,
-        schema: { type: 'integer', minimum: 0 },
-      },
-    }),
+    ApiErrorResponse(429, 'This token sent too many requests; retry later', RETRY_AFTER_HEADER),
   );

@@ -9,3 +9,16 @@ export function ApiErrorResponse(
 ): MethodDecorator & ClassDecorator {
   return ApiResponse({ status, description, type: ErrorSchema, headers });
 }
+
+/** The header 429 and 503 answers carry. */
+export const RETRY_AFTER_HEADER: HeadersObject = {
+  'Retry-After': {
+    description: 'Seconds to wait before the next request',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+};
+
+/** Documents the 503 every operation that reads or writes the database may answer. */
+export const ApiDatabaseUnavailableResponse = () =>
+  ApiErrorResponse(503, 'The database is unreachable or too slow; retry later', RETRY_AFTER_HEADER);
