@@ -3,9 +3,12 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 
-/** The seed, from the `shared/` directory beside the repository (as CI checks it out). */
+/**
+ * The seed ("Plant Store" 1.0.0), copied into the repository so that a lone clone can run
+ * the suite; seed-copy.spec.ts checks the copy against `../shared/spec/` where it exists.
+ */
 export const SEED_DOCUMENT_URL = new URL(
-  '../../../shared/spec/plant-store.openapi.yaml',
+  '../fixtures/plant-store.seed.openapi.yaml',
   import.meta.url,
 );
 
