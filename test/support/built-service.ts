@@ -5,13 +5,10 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DataSource } from 'typeorm';
-import { ApiToken } from '../../src/auth/entities/api-token.entity.js';
-import { TokensService } from '../../src/auth/tokens.service.js';
-import { dataSourceOptions } from '../../src/database/data-source.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, 'dist/src/main.js');
+const TOKEN_CLI = join(ROOT, 'dist/src/auth/cli/token.cli.js');
 const SOURCES = ['src', 'migrations', 'tsconfig.json', 'nest-cli.json', 'package-lock.json'];
 const STARTUP_LIMIT_MS = 60_000;
 
@@ -136,15 +133,32 @@ export function send(
   });
 }
 
-/** Issues a token straight into a database the service uses, as the token CLI would. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `npm run --silent token -- …` as an operator runs it (the built CLI, no npm around it). */
+export async function runTokenCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [TOKEN_CLI, ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Issues a token for a database the service uses, through the token CLI. */
 export async function issueToken(databaseUrl: string, name = 'ops-test'): Promise<string> {
-  const dataSource = await new DataSource(dataSourceOptions(databaseUrl)).initialize();
-  try {
-    const tokens = new TokensService(dataSource.getRepository(ApiToken));
-    return (await tokens.create({ name, scopes: ['plants:read', 'plants:write'] })).secret;
-  } finally {
-    await dataSource.destroy();
-  }
+  const { code, stdout, stderr } = await runTokenCli(['create', '--name', name], {
+    DATABASE_URL: databaseUrl,
+  });
+  if (code !== 0) throw new Error(`token create failed: ${stderr}`);
+  return stdout.trim();
 }
 
 /** A TCP port free on 127.0.0.1 right now. */
