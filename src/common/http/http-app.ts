@@ -1,6 +1,8 @@
-import type { NestApplicationOptions } from '@nestjs/common';
+import { type NestApplicationOptions, UnsupportedMediaTypeException } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
+import { answerClientError } from '../filters/client-error.handler.js';
 import { parseJsonBody, stringifyJson } from '../json/json-codec.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
@@ -33,6 +35,7 @@ export function createHttpAdapter(): FastifyAdapter {
     // Fastify's own 503 during close() is not in the contract's error shape; the
     // shutdown drains instead (see src/shutdown).
     return503OnClosing: false,
+    clientErrorHandler: answerClientError,
     requestTimeout: HTTP_TIMEOUTS.requestMs,
     keepAliveTimeout: HTTP_TIMEOUTS.keepAliveMs,
     connectionTimeout: HTTP_TIMEOUTS.socketIdleMs,
@@ -56,7 +59,15 @@ export function configureHttp(app: NestFastifyApplication): NestFastifyApplicati
   app.useBodyParser(
     'application/json',
     { bodyLimit: BODY_LIMIT_BYTES },
-    async (_request: unknown, body: Buffer) => parseJsonBody(body),
+    async (request: FastifyRequest, body: Buffer) => {
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+        throw new UnsupportedMediaTypeException(
+          `Content-Encoding ${encoding} is not supported: send the body uncompressed`,
+        );
+      }
+      return parseJsonBody(body);
+    },
   );
   fastify.setReplySerializer((payload) => stringifyJson(payload));
   fastify.addHook('onRequest', (request, reply, done) => {
