@@ -22,8 +22,8 @@ const settings = {
   rounds: Number(env.BENCH_ROUNDS ?? 3),
   connections: (env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number),
   operations: (env.BENCH_OPERATIONS ?? 'POST,GET').split(','),
-  /** Node flags for the product, e.g. `--cpu-prof --cpu-prof-dir=bench/results/profiles`. */
-  productNodeOptions: (env.BENCH_PRODUCT_NODE_OPTIONS ?? '').split(' ').filter(Boolean),
+  /** BENCH_PROFILE=1: a CPU profile of the product, in bench/results/profiles/. */
+  profile: env.BENCH_PROFILE === '1',
 };
 const PRODUCT_PORT = 3950;
 const REFERENCE_PORT = 3951;
@@ -276,7 +276,12 @@ async function main() {
   databaseCreated = true;
   log(`database ${database}; time limit ${Math.round(timeLimitMs / 1000)} s`);
 
-  const productArgs = [...settings.productNodeOptions, 'dist/src/main.js'];
+  const profileArgs = [
+    '--cpu-prof',
+    `--cpu-prof-dir=${join(resultsDir, 'profiles')}`,
+    '--import=./bench/exit-on-sigterm.mjs',
+  ];
+  const productArgs = [...(settings.profile ? profileArgs : []), 'dist/src/main.js'];
   // The first start applies the migrations; the second is a start on a ready database.
   const firstStart = await startServer('product', productArgs, PRODUCT_PORT);
   await stopServer(firstStart);

@@ -1,16 +1,22 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
-import { ApiToken } from './entities/api-token.entity.js';
-import { TokensService } from './tokens.service.js';
+import { TokenRevocationListener } from './token-revocation.listener.js';
+import { TokensModule } from './tokens.module.js';
 
-/** Bearer tokens: the store, the passport strategy, and the guard every route passes. */
+/**
+ * Bearer tokens on every route: the passport strategy, the guard, and the listener that
+ * keeps the verified-token cache honest.
+ */
 @Module({
-  imports: [PassportModule, TypeOrmModule.forFeature([ApiToken])],
-  providers: [TokensService, BearerStrategy, { provide: APP_GUARD, useClass: BearerAuthGuard }],
-  exports: [TokensService],
+  imports: [PassportModule, TokensModule],
+  providers: [
+    BearerStrategy,
+    TokenRevocationListener,
+    { provide: APP_GUARD, useClass: BearerAuthGuard },
+  ],
+  exports: [TokensModule],
 })
 export class AuthModule {}

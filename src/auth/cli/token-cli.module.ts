@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '../../config/config.module.js';
 import { DatabaseModule } from '../../database/database.module.js';
-import { AuthModule } from '../auth.module.js';
+import { TokensModule } from '../tokens.module.js';
 
 /** What the token CLI needs: the configuration, the database and the token store. */
-@Module({ imports: [ConfigModule, DatabaseModule, AuthModule] })
+@Module({ imports: [ConfigModule, DatabaseModule, TokensModule] })
 export class TokenCliModule {}
