@@ -43,6 +43,8 @@ const timeLimitMs = (scenarioCount * settings.rounds * 2 * runSeconds + 60) * 10
 const database = `plant_store_bench_${randomBytes(4).toString('hex')}`;
 const databaseUrl = Object.assign(new URL(settings.adminUrl), { pathname: `/${database}` }).href;
 const children = new Set();
+/** One connection to the admin database for the samples taken during the runs. */
+const monitor = new pg.Client({ connectionString: settings.adminUrl });
 let databaseCreated = false;
 
 function log(line) {
@@ -126,16 +128,32 @@ async function rssMiB(pid) {
 
 /** The PostgreSQL backends serving the bench database (other databases are not ours). */
 async function backendPids() {
-  const rows = await sql(
-    settings.adminUrl,
-    'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-    [database],
-  );
+  const { rows } = await monitor.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+    database,
+  ]);
   return rows.map(({ pid }) => pid);
 }
 
-async function sumTicks(pids) {
-  return (await Promise.all(pids.map(cpuTicks))).reduce((a, b) => a + b, 0);
+/**
+ * CPU ticks of the database's backends over a run. Pooled connections come and go, so
+ * the backends are sampled through the run: each counts from its first sample (0 when it
+ * started during the run) to its last.
+ */
+function backendTicks() {
+  const first = new Map();
+  const last = new Map();
+  let starting = true;
+  const sample = async () => {
+    const pids = await backendPids();
+    const ticks = await Promise.all(pids.map(cpuTicks));
+    pids.forEach((pid, i) => {
+      if (!first.has(pid)) first.set(pid, starting ? ticks[i] : 0);
+      last.set(pid, Math.max(last.get(pid) ?? 0, ticks[i]));
+    });
+    starting = false;
+  };
+  const total = () => [...last].reduce((sum, [pid, ticks]) => sum + ticks - first.get(pid), 0);
+  return { sample, total };
 }
 
 // ---- load ----------------------------------------------------------------------------
@@ -195,11 +213,13 @@ function fire(server, operation, token, connections, seconds, latencies = []) {
 
 async function measure(server, operation, token, connections) {
   await fire(server, operation, token, connections, settings.warmupSeconds);
-  const backends = await backendPids();
-  const before = { server: await cpuTicks(server.child.pid), db: await sumTicks(backends) };
+  const backends = backendTicks();
+  await backends.sample();
+  const serverTicksBefore = await cpuTicks(server.child.pid);
   let peakRss = 0;
   const sampler = setInterval(async () => {
     peakRss = Math.max(peakRss, await rssMiB(server.child.pid).catch(() => 0));
+    await backends.sample();
   }, 250);
   const latencies = [];
   const result = await fire(
@@ -214,7 +234,8 @@ async function measure(server, operation, token, connections) {
   const percentile = (p) =>
     latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))];
   clearInterval(sampler);
-  const after = { server: await cpuTicks(server.child.pid), db: await sumTicks(backends) };
+  const serverTicks = (await cpuTicks(server.child.pid)) - serverTicksBefore;
+  await backends.sample();
   const requests = result.requests.total;
   const cpuMicrosPerRequest = (ticks) => (ticks / CLOCK_TICKS_PER_SECOND / requests) * 1e6;
   return {
@@ -224,8 +245,8 @@ async function measure(server, operation, token, connections) {
     non2xx: result.non2xx,
     errors: result.errors,
     peakRssMiB: Math.max(peakRss, await rssMiB(server.child.pid)),
-    serverCpuUsPerRequest: cpuMicrosPerRequest(after.server - before.server),
-    databaseCpuUsPerRequest: cpuMicrosPerRequest(after.db - before.db),
+    serverCpuUsPerRequest: cpuMicrosPerRequest(serverTicks),
+    databaseCpuUsPerRequest: cpuMicrosPerRequest(backends.total()),
   };
 }
 
@@ -272,6 +293,7 @@ async function machine() {
 
 async function main() {
   await mkdir(resultsDir, { recursive: true });
+  await monitor.connect();
   await sql(settings.adminUrl, `CREATE DATABASE ${database}`);
   databaseCreated = true;
   log(`database ${database}; time limit ${Math.round(timeLimitMs / 1000)} s`);
@@ -415,6 +437,7 @@ function sleep(ms) {
 
 async function cleanUp() {
   await Promise.all([...children].map((child) => stopServer({ child })));
+  await monitor.end().catch(() => undefined);
   if (databaseCreated) {
     await sql(settings.adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     databaseCreated = false;

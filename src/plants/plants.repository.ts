@@ -6,44 +6,25 @@ import { GroupCommit } from '../database/group-commit.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import type { Plant } from './entities/plant.entity.js';
 
-/** What an insert found: it stored the plant, or another plant was in the way. */
-export type InsertOutcome =
-  | { inserted: true }
-  /** `existing` is null when the row in the way was committed after the statement began. */
-  | { inserted: false; existing: Plant | null };
-
 /**
- * Inserts a batch of plants with distinct ids, in id order (so that two statements with
- * overlapping ids wait for each other instead of deadlocking), skipping ids that exist;
- * answers the ids it stored and the rows that were in the way. Both come from the same
- * statement snapshot, which does not see this statement's own inserts.
+ * Inserts a batch of plants with distinct ids, skipping those whose id exists, and answers
+ * the ids it stored. Rows go in id order, so that two statements with overlapping ids wait
+ * for each other instead of deadlocking.
  */
 const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
   name: 'plants-insert-batch',
   text: `
-    WITH input AS (
-      SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[]) AS input (id, name, tag)
-    ), inserted AS (
-      INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM input ORDER BY id
-      ON CONFLICT (id) DO NOTHING
-      RETURNING id
-    )
-    SELECT id::text, true AS inserted, NULL AS name, NULL AS tag FROM inserted
-    UNION ALL
-    SELECT id::text, false, name, tag FROM plants WHERE id = ANY ($1::bigint[])`,
+    INSERT INTO plants (id, name, tag)
+    SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[]) AS input (id, name, tag)
+    ORDER BY id
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id::text`,
 };
 
 const FIND_BY_ID: Omit<pg.QueryConfig, 'values'> = {
   name: 'plants-find-by-id',
   text: 'SELECT name, tag FROM plants WHERE id = $1',
 };
-
-interface BatchRow {
-  id: string;
-  inserted: boolean;
-  name: string | null;
-  tag: string | null;
-}
 
 /**
  * Up to this many creates share a statement. Far above what the connections of one
@@ -61,7 +42,7 @@ const INSERT_CONCURRENCY = 2;
 @Injectable()
 export class PlantsRepository {
   private readonly pool: pg.Pool;
-  private readonly inserts = new GroupCommit<Plant, InsertOutcome>(
+  private readonly inserts = new GroupCommit<Plant, boolean>(
     (plants) => this.insertBatch(plants),
     { concurrency: INSERT_CONCURRENCY, maxBatch: MAX_BATCH },
   );
@@ -75,8 +56,9 @@ export class PlantsRepository {
    * concurrent inserts of one id wait for each other instead of failing). Resolves once
    * the statement carrying it has committed; creates arriving meanwhile share the next
    * statement (group commit).
+   * @returns true when this call stored the plant.
    */
-  insertIfAbsent(plant: Plant): Promise<InsertOutcome> {
+  insertIfAbsent(plant: Plant): Promise<boolean> {
     return this.inserts.submit(plant);
   }
 
@@ -88,12 +70,13 @@ export class PlantsRepository {
     return rows.length === 0 ? null : { id, ...rows[0] };
   }
 
-  private async insertBatch(plants: Plant[]): Promise<InsertOutcome[]> {
-    // One row per id goes to the database: the first of the batch to ask for it.
+  private async insertBatch(plants: Plant[]): Promise<boolean[]> {
+    // One row per id goes to the database: the first of the batch to ask for it. A later
+    // one finds that row in its way, as if it had come after.
     const firstById = new Map<bigint, Plant>();
     for (const plant of plants) if (!firstById.has(plant.id)) firstById.set(plant.id, plant);
     const distinct = [...firstById.values()];
-    const { rows } = await this.pool.query<BatchRow>({
+    const { rows } = await this.pool.query<{ id: string }>({
       ...INSERT_BATCH,
       values: [
         distinct.map(({ id }) => id.toString()),
@@ -101,20 +84,7 @@ export class PlantsRepository {
         distinct.map(({ tag }) => tag),
       ],
     });
-    const inserted = new Set<bigint>();
-    const existing = new Map<bigint, Plant>();
-    for (const row of rows) {
-      const id = BigInt(row.id);
-      if (row.inserted) inserted.add(id);
-      else existing.set(id, { id, name: row.name!, tag: row.tag });
-    }
-    return plants.map((plant): InsertOutcome => {
-      const first = firstById.get(plant.id)!;
-      if (inserted.has(plant.id)) {
-        // A later duplicate in the batch finds the first one's row in its way.
-        return plant === first ? { inserted: true } : { inserted: false, existing: first };
-      }
-      return { inserted: false, existing: existing.get(plant.id) ?? null };
-    });
+    const inserted = new Set(rows.map(({ id }) => BigInt(id)));
+    return plants.map((plant) => inserted.has(plant.id) && firstById.get(plant.id) === plant);
   }
 }

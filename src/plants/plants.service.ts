@@ -14,11 +14,9 @@ export class PlantsService {
   async create({ id, name, tag }: CreatePlantDto): Promise<Plant> {
     const plant: Plant = { id, name, tag: tag ?? null };
     for (;;) {
-      const outcome = await this.plants.insertIfAbsent(plant);
-      if (outcome.inserted) return plant;
-      // The insert's snapshot may predate the row in its way (committed meanwhile).
-      const existing = outcome.existing ?? (await this.plants.findById(id));
-      // Gone again (deleted meanwhile): try the insert again.
+      if (await this.plants.insertIfAbsent(plant)) return plant;
+      const existing = await this.plants.findById(id);
+      // Gone again between the two statements (deleted meanwhile): try the insert again.
       if (!existing) continue;
       if (existing.name === plant.name && existing.tag === plant.tag) return existing;
       throw new ConflictException(`a plant with id ${id} already exists with other content`);
