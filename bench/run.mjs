@@ -303,7 +303,11 @@ async function main() {
     `--cpu-prof-dir=${join(resultsDir, 'profiles')}`,
     '--import=./bench/exit-on-sigterm.mjs',
   ];
-  const productArgs = [...(settings.profile ? profileArgs : []), 'dist/src/main.js'];
+  // The service as production runs it: `npm run start:prod` is `node <flags> <entry point>`.
+  const [, ...startArgs] = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts[
+    'start:prod'
+  ].split(' ');
+  const productArgs = [...(settings.profile ? profileArgs : []), ...startArgs];
   // The first start applies the migrations; the second is a start on a ready database.
   const firstStart = await startServer('product', productArgs, PRODUCT_PORT);
   await stopServer(firstStart);
