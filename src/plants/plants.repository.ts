@@ -42,10 +42,10 @@ const INSERT_CONCURRENCY = 2;
 @Injectable()
 export class PlantsRepository {
   private readonly pool: pg.Pool;
-  private readonly inserts = new GroupCommit<Plant, boolean>(
-    (plants) => this.insertBatch(plants),
-    { concurrency: INSERT_CONCURRENCY, maxBatch: MAX_BATCH },
-  );
+  private readonly inserts = new GroupCommit<Plant, boolean>((plants) => this.insertBatch(plants), {
+    concurrency: INSERT_CONCURRENCY,
+    maxBatch: MAX_BATCH,
+  });
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     this.pool = postgresPool(dataSource);
