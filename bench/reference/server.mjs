@@ -80,7 +80,10 @@ app.get(
   {
     onRequest: authorize('plants:read'),
     schema: {
-      params: { properties: { id: { type: 'string', pattern: '^-?(0|[1-9][0-9]{0,18})$' } } },
+      params: {
+        type: 'object',
+        properties: { id: { type: 'string', pattern: '^-?(0|[1-9][0-9]{0,18})$' } },
+      },
     },
   },
   async (request, reply) => {
