@@ -43,7 +43,8 @@ export class TokenRevocationListener implements OnModuleInit, OnModuleDestroy {
     this.verified.stopCaching();
     const client = this.client;
     this.client = undefined;
-    client?.release();
+    // Destroyed rather than returned: a pooled connection must not stay LISTENing.
+    client?.release(true);
   }
 
   private async listen(): Promise<void> {
@@ -58,7 +59,7 @@ export class TokenRevocationListener implements OnModuleInit, OnModuleDestroy {
       throw error;
     }
     if (this.stopped) {
-      client.release();
+      client.release(true);
       return;
     }
     this.client = client;
