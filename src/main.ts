@@ -1,9 +1,12 @@
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { configureHttp, createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
+import { initApp } from './app.setup.js';
+import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
+import { closeOnSignals } from './shutdown/shutdown-signals.js';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
@@ -19,8 +22,10 @@ async function bootstrap(): Promise<void> {
     createHttpAdapter(),
     HTTP_APP_OPTIONS,
   );
-  configureHttp(app).enableShutdownHooks();
+  await initApp(app);
+  closeOnSignals(app);
   await app.listen({ port: config.port, host: config.host });
+  new Logger('Http').log(`listening on ${await app.getUrl()}`);
 }
 
 await bootstrap();

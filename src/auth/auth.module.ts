@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
+import { MetricsModule } from '../metrics/metrics.module.js';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import { TokenRevocationListener } from './token-revocation.listener.js';
@@ -11,7 +12,7 @@ import { TokensModule } from './tokens.module.js';
  * keeps the verified-token cache honest.
  */
 @Module({
-  imports: [PassportModule, TokensModule],
+  imports: [PassportModule, TokensModule, MetricsModule],
   providers: [
     BearerStrategy,
     TokenRevocationListener,

@@ -8,6 +8,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import type { ErrorDetails } from '../common/filters/http-error.filter.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { BEARER_REALM } from './bearer.strategy.js';
 import { IS_PUBLIC } from './decorators/public.decorator.js';
 import { REQUIRED_SCOPES } from './decorators/requires-scopes.decorator.js';
@@ -22,7 +23,10 @@ export type AuthenticatedRequest = FastifyRequest & { user: Principal };
  */
 @Injectable()
 export class BearerAuthGuard extends AuthGuard('bearer') {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly metrics: MetricsService,
+  ) {
     super();
   }
 
@@ -57,6 +61,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     if (error) throw error;
     if (!principal) {
       const presented = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+      this.metrics.recordAuthFailure(presented ? 'invalid' : 'missing');
       const details: ErrorDetails = {
         message: presented
           ? 'the bearer token is malformed, unknown, expired or revoked'

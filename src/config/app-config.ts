@@ -11,16 +11,14 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
+import { decimalDigitsToNumber } from '../common/validation/is-integer-between.decorator.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-const toInteger = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-
 /** The environment as the service reads it; every variable is checked at start. */
 class EnvironmentVariables {
-  @Transform(toInteger)
+  @Transform(decimalDigitsToNumber)
   @IsInt({ message: 'PORT must be an integer from 0 to 65535' })
   @Min(0, { message: 'PORT must be an integer from 0 to 65535' })
   @Max(65535, { message: 'PORT must be an integer from 0 to 65535' })
@@ -43,7 +41,7 @@ class EnvironmentVariables {
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 
-  @Transform(toInteger)
+  @Transform(decimalDigitsToNumber)
   @IsInt({ message: 'RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off' })
   @Min(0, { message: 'RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off' })
   RATE_LIMIT_PER_MINUTE = 600;

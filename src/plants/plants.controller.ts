@@ -1,10 +1,53 @@
-import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  Put,
+  Query,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiBody,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+} from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
+import { BODY_LIMIT_BYTES } from '../common/http/http-app.js';
+import {
+  ApiDatabaseUnavailableResponse,
+  ApiErrorResponse,
+} from '../common/openapi/api-error-response.decorator.js';
+import { INT64_SCHEMA } from '../common/openapi/int64.schema.js';
+import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { CreatePlantDto } from './dto/create-plant.dto.js';
-import { type PlantResponse, toPlantResponse } from './dto/plant-response.dto.js';
+import { ListPlantsQueryDto } from './dto/list-plants-query.dto.js';
+import { PlantDto, toPlantDto } from './dto/plant.dto.js';
+import { ReplacePlantDto } from './dto/replace-plant.dto.js';
+import { StoredPlantDto, toStoredPlantDto } from './dto/stored-plant.dto.js';
 import { PlantsService } from './plants.service.js';
 
+const ApiPlantIdParam = () =>
+  ApiParam({ name: 'id', schema: INT64_SCHEMA, description: 'Identification number of the plant' });
+const ApiPlantNotFoundResponse = () => ApiErrorResponse(404, 'There is no plant with this id');
+/** Fastify answers these for a request body before the handler runs. */
+const ApiJsonBodyResponses = () =>
+  applyDecorators(
+    ApiErrorResponse(413, `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB`),
+    ApiErrorResponse(415, 'The request body is not application/json'),
+  );
+
 @Controller('plants')
+@ApiErrorResponse(500, 'The service failed unexpectedly')
+@ApiDatabaseUnavailableResponse()
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
 
@@ -12,7 +55,101 @@ export class PlantsController {
   @Post()
   @HttpCode(HttpStatus.OK)
   @RequiresScopes('plants:write')
-  async create(@Body() body: CreatePlantDto): Promise<PlantResponse> {
-    return toPlantResponse(await this.plants.create(body));
+  @ApiOperation({
+    operationId: 'createPlant',
+    summary: 'Create a plant',
+    description:
+      'Creates a new plant in the store. Sending the same plant again is answered like the first time.',
+  })
+  @ApiBody({ type: CreatePlantDto, required: true })
+  @ApiOkResponse({ description: 'Plant response', type: PlantDto })
+  @ApiErrorResponse(400, 'The body is not a valid NewPlant')
+  @ApiErrorResponse(409, 'A plant with this id exists with another name or tag')
+  @ApiJsonBodyResponses()
+  async create(@Body() body: CreatePlantDto): Promise<PlantDto> {
+    return toPlantDto(await this.plants.create(body));
   }
+
+  @Get()
+  @RequiresScopes('plants:read')
+  @ApiOperation({
+    operationId: 'listPlants',
+    summary: 'List plants',
+    description: 'Plants by ascending id, a page at a time.',
+  })
+  @ApiOkResponse({
+    description: 'A page of plants',
+    type: StoredPlantDto,
+    isArray: true,
+    headers: {
+      Link: {
+        description: 'The next page (RFC 8288); absent on the last page',
+        schema: { type: 'string', examples: ['</plants?limit=20&cursor=MjA>; rel="next"'] },
+      },
+    },
+  })
+  @ApiErrorResponse(400, 'limit, tag or cursor is invalid')
+  async list(
+    @Query() query: ListPlantsQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<StoredPlantDto[]> {
+    const { plants, nextCursor } = await this.plants.list(query);
+    if (nextCursor !== undefined) {
+      reply.header('Link', `<${nextPageUrl(reply, query, nextCursor)}>; rel="next"`);
+    }
+    return plants.map(toStoredPlantDto);
+  }
+
+  @Get(':id')
+  @RequiresScopes('plants:read')
+  @ApiOperation({ operationId: 'getPlant', summary: 'Read a plant' })
+  @ApiPlantIdParam()
+  @ApiOkResponse({ description: 'The plant', type: StoredPlantDto })
+  @ApiErrorResponse(400, 'The id is not an int64')
+  @ApiPlantNotFoundResponse()
+  async findOne(@Param('id', ParseInt64Pipe) id: bigint): Promise<StoredPlantDto> {
+    return toStoredPlantDto(await this.plants.findOne(id));
+  }
+
+  @Put(':id')
+  @RequiresScopes('plants:write')
+  @ApiOperation({
+    operationId: 'replacePlant',
+    summary: 'Replace a plant',
+    description:
+      'Replaces the name and tag of an existing plant; a body without tag clears it. Never creates a plant.',
+  })
+  @ApiPlantIdParam()
+  @ApiBody({ type: ReplacePlantDto, required: true })
+  @ApiOkResponse({ description: 'The plant as replaced', type: StoredPlantDto })
+  @ApiErrorResponse(400, 'The id or the body is invalid, or the body has another id')
+  @ApiPlantNotFoundResponse()
+  @ApiJsonBodyResponses()
+  async replace(
+    @Param('id', ParseInt64Pipe) id: bigint,
+    @Body() body: ReplacePlantDto,
+  ): Promise<StoredPlantDto> {
+    return toStoredPlantDto(await this.plants.replace(id, body));
+  }
+
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @RequiresScopes('plants:write')
+  @ApiOperation({ operationId: 'deletePlant', summary: 'Delete a plant' })
+  @ApiPlantIdParam()
+  @ApiNoContentResponse({ description: 'The plant is deleted' })
+  @ApiErrorResponse(400, 'The id is not an int64, or the request has a body that is not JSON')
+  @ApiPlantNotFoundResponse()
+  @ApiJsonBodyResponses()
+  async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
+    await this.plants.delete(id);
+  }
+}
+
+function nextPageUrl(reply: FastifyReply, { limit, tag }: ListPlantsQueryDto, cursor: string) {
+  const path = reply.request.url.split('?')[0];
+  const query = new URLSearchParams({ limit: String(limit) });
+  if (tag !== undefined) query.set('tag', tag);
+  query.set('cursor', cursor);
+  return `${path}?${query}`;
 }

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
-import type { DataSource } from 'typeorm';
+import type { Repository } from 'typeorm';
 import { GroupCommit } from '../database/group-commit.js';
 import { postgresPool } from '../database/postgres-pool.js';
-import type { Plant } from './entities/plant.entity.js';
+import { Plant } from './entities/plant.entity.js';
 
 /**
  * Inserts a batch of plants with distinct ids, skipping those whose id exists, and answers
@@ -36,7 +36,18 @@ const MAX_BATCH = 256;
  */
 const INSERT_CONCURRENCY = 2;
 
-/** The plants table. Every statement here is one round trip. */
+export interface PlantsPageQuery {
+  /** Only plants with a greater id; undefined: from the first plant. */
+  afterId?: bigint;
+  /** Only plants with exactly this tag. */
+  tag?: string;
+  count: number;
+}
+
+/**
+ * The plants table. Every statement here is one round trip. The hot ones (create, read
+ * by id) are pg prepared statements; the rest go through TypeORM.
+ */
 @Injectable()
 export class PlantsRepository {
   private readonly pool: pg.Pool;
@@ -45,8 +56,8 @@ export class PlantsRepository {
     maxBatch: MAX_BATCH,
   });
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.pool = postgresPool(dataSource);
+  constructor(@InjectRepository(Plant) private readonly plants: Repository<Plant>) {
+    this.pool = postgresPool(plants.manager.dataSource);
   }
 
   /**
@@ -84,5 +95,26 @@ export class PlantsRepository {
     });
     const inserted = new Set(rows.map(({ id }) => BigInt(id)));
     return plants.map((plant) => inserted.has(plant.id) && firstById.get(plant.id) === plant);
+  }
+
+  /** Up to `count` plants by ascending id: keyset pagination, stable under inserts and deletes. */
+  findPage({ afterId, tag, count }: PlantsPageQuery): Promise<Plant[]> {
+    const query = this.plants.createQueryBuilder('plant').orderBy('plant.id', 'ASC').limit(count);
+    if (afterId !== undefined)
+      query.andWhere('plant.id > :afterId', { afterId: afterId.toString() });
+    if (tag !== undefined) query.andWhere('plant.tag = :tag', { tag });
+    return query.getMany();
+  }
+
+  /** @returns false when there is no plant with this id. */
+  async replace({ id, name, tag }: Plant): Promise<boolean> {
+    const result = await this.plants.update({ id }, { name, tag });
+    return result.affected === 1;
+  }
+
+  /** @returns false when there is no plant with this id. */
+  async delete(id: bigint): Promise<boolean> {
+    const result = await this.plants.delete({ id });
+    return result.affected === 1;
   }
 }

@@ -1,7 +1,21 @@
-import { ConflictException, Injectable } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Injectable,
+  NotFoundException,
+} from '@nestjs/common';
 import type { CreatePlantDto } from './dto/create-plant.dto.js';
+import type { ListPlantsQueryDto } from './dto/list-plants-query.dto.js';
+import type { ReplacePlantDto } from './dto/replace-plant.dto.js';
 import type { Plant } from './entities/plant.entity.js';
+import { decodePlantCursor, encodePlantCursor } from './plant-cursor.js';
 import { PlantsRepository } from './plants.repository.js';
+
+export interface PlantsPage {
+  plants: Plant[];
+  /** Where the next page starts; undefined on the last page. */
+  nextCursor?: string;
+}
 
 @Injectable()
 export class PlantsService {
@@ -22,4 +36,47 @@ export class PlantsService {
       throw new ConflictException(`a plant with id ${id} already exists with other content`);
     }
   }
+
+  /**
+   * One page of plants by ascending id. A page starts after the last id of the previous
+   * one, so paging while plants come and go never repeats a plant and never skips one
+   * that existed throughout.
+   */
+  async list({ limit, tag, cursor }: ListPlantsQueryDto): Promise<PlantsPage> {
+    const afterId = cursor === undefined ? undefined : decodePlantCursor(cursor);
+    if (cursor !== undefined && afterId === undefined) {
+      throw new BadRequestException(
+        'cursor is not one this service issued: copy it from the Link header of the previous page',
+      );
+    }
+    // One plant more than the page holds tells whether there is a next page.
+    const plants = await this.plants.findPage({ afterId, tag, count: limit + 1 });
+    if (plants.length <= limit) return { plants };
+    const page = plants.slice(0, limit);
+    return { plants: page, nextCursor: encodePlantCursor(page[page.length - 1].id) };
+  }
+
+  async findOne(id: bigint): Promise<Plant> {
+    const plant = await this.plants.findById(id);
+    if (!plant) throw plantNotFound(id);
+    return plant;
+  }
+
+  /** Replaces the name and tag of an existing plant (an absent tag clears it); never creates. */
+  async replace(id: bigint, { id: bodyId, name, tag }: ReplacePlantDto): Promise<Plant> {
+    if (bodyId !== undefined && bodyId !== id) {
+      throw new BadRequestException(`the body's id ${bodyId} differs from the path's id ${id}`);
+    }
+    const plant: Plant = { id, name, tag: tag ?? null };
+    if (!(await this.plants.replace(plant))) throw plantNotFound(id);
+    return plant;
+  }
+
+  async delete(id: bigint): Promise<void> {
+    if (!(await this.plants.delete(id))) throw plantNotFound(id);
+  }
+}
+
+function plantNotFound(id: bigint): NotFoundException {
+  return new NotFoundException(`there is no plant with id ${id}`);
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../support/plants-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('POST /plants', () => {
@@ -17,19 +18,6 @@ describe('POST /plants', () => {
       },
       payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
     });
-
-  const expectError = (
-    response: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
-    status: number,
-    message: RegExp,
-  ) => {
-    expect(response.statusCode).toBe(status);
-    expect(response.headers['content-type']).toMatch(/^application\/json/);
-    const body = response.json() as { error: number; message: string };
-    expect(Object.keys(body).sort()).toEqual(['error', 'message']);
-    expect(body.error).toBe(status);
-    expect(body.message).toMatch(message);
-  };
 
   beforeAll(async () => {
     api = await createTestApp();

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokensService } from '../../src/auth/tokens.service.js';
@@ -12,8 +13,15 @@ import { buildApp } from '../support/test-app.js';
 describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR', () => {
   let privateDir: string;
   let dataDir: string;
-  const config = () => AppConfig.fromEnvironment({ DATA_DIR: dataDir });
+  const config = () => AppConfig.fromEnvironment({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const postmasterPid = () => join(dataDir, 'postgres', 'postmaster.pid');
+  const createPlant = (app: NestFastifyApplication, token: string, body: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/plants',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: body,
+    });
 
   beforeAll(async () => {
     // A private parent (mode 0700, like a clone in `mktemp -d`) must not stop it.
@@ -28,25 +36,17 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
       name: 'embedded',
       scopes: ['plants:write'],
     });
-    const created = await first.inject({
-      method: 'POST',
-      url: '/plants',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      payload: '{"id":9223372036854775807,"name":"Persistent"}',
-    });
+    const created = await createPlant(first, secret, '{"id":9223372036854775807,"name":"Kept"}');
     expect(created.statusCode).toBe(200);
     expect(existsSync(postmasterPid())).toBe(true);
     await first.close();
     expect(existsSync(postmasterPid())).toBe(false);
 
     const second = await buildApp(config());
-    const replay = await second.inject({
-      method: 'POST',
-      url: '/plants',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      payload: '{"id":9223372036854775807,"name":"Other"}',
-    });
-    expect(replay.statusCode).toBe(409);
+    const other = await createPlant(second, secret, '{"id":9223372036854775807,"name":"Other"}');
+    expect(other.statusCode).toBe(409);
+    const replay = await createPlant(second, secret, '{"id":9223372036854775807,"name":"Kept"}');
+    expect(replay.statusCode).toBe(200);
     await second.close();
   });
 
@@ -63,12 +63,7 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
     const { secret } = await owner
       .get(TokensService)
       .create({ name: 'owner', scopes: ['plants:write'] });
-    const replay = await owner.inject({
-      method: 'POST',
-      url: '/plants',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      payload: { id: 1, name: 'From the guest' },
-    });
+    const replay = await createPlant(owner, secret, '{"id":1,"name":"From the guest"}');
     expect(replay.statusCode).toBe(200);
     await owner.close();
     expect(existsSync(postmasterPid())).toBe(false);

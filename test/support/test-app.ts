@@ -3,19 +3,23 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AppModule } from '../../src/app.module.js';
 import { TokensService } from '../../src/auth/tokens.service.js';
-import {
-  configureHttp,
-  createHttpAdapter,
-  HTTP_APP_OPTIONS,
-} from '../../src/common/http/http-app.js';
+import { initApp } from '../../src/app.setup.js';
+import { createHttpAdapter, HTTP_APP_OPTIONS } from '../../src/common/http/http-app.js';
 import { AppConfig } from '../../src/config/app-config.js';
+import { API_DOCS_PATHS } from '../../src/openapi/serve-api-docs.js';
+import { type OpenApiContract, loadContracts } from './openapi-contract.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export interface TestApp {
   app: NestFastifyApplication;
   database: TestDatabase;
-  /** Sends a request through the whole HTTP stack (Fastify, guards, pipes, filter). */
+  /**
+   * Sends a request through the whole HTTP stack (Fastify, guards, pipes, filter) and
+   * fails when the response breaks the served OpenAPI document or the seed.
+   */
   request(options: InjectOptions): Promise<LightMyRequestResponse>;
+  /** The served document, then the seed. */
+  contracts: OpenApiContract[];
   /** Issues a token through the token store, as `npm run token -- create` does. */
   issueToken(options?: { scopes?: string[]; expiresInMs?: number; name?: string }): Promise<string>;
   revokeToken(name: string): Promise<void>;
@@ -29,7 +33,8 @@ export type Customize = (module: TestingModuleBuilder) => TestingModuleBuilder;
 
 /**
  * The real application (AppModule with every global) on a fresh database of its own,
- * built by the Nest test harness exactly as main.ts builds it.
+ * built by the Nest test harness exactly as main.ts builds it. It logs nothing unless
+ * `env` sets LOG_LEVEL.
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -37,14 +42,30 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const app = await buildApp(
-    AppConfig.fromEnvironment({ ...env, DATABASE_URL: database.url }),
+    AppConfig.fromEnvironment({
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+      ...env,
+      DATABASE_URL: database.url,
+    }),
     customize,
   );
   const tokens = app.get(TokensService);
+  const contracts = await loadContracts(
+    (await app.inject({ method: 'GET', url: API_DOCS_PATHS.json })).json(),
+  );
   return {
     app,
     database,
-    request: (options) => app.inject(options),
+    contracts,
+    request: async (options) => {
+      const response = await app.inject(options);
+      const { method = 'GET', url = '' } = response.raw.req;
+      const exchange = { ...response, method, url, body: response.body };
+      const problems = contracts.flatMap((contract) => contract.problemsWith(exchange));
+      if (problems.length > 0) throw new Error(`contract broken:\n${problems.join('\n')}`);
+      return response;
+    },
     issueToken: async ({ scopes = ['plants:read', 'plants:write'], expiresInMs, name } = {}) =>
       (await tokens.create({ name: name ?? `test-${++tokenCounter}`, scopes, expiresInMs })).secret,
     revokeToken: async (name) => {
@@ -68,10 +89,9 @@ export async function buildApp(
       .useValue(config),
   ).compile();
   moduleRef.useLogger(process.env.TEST_LOGS ? ['error', 'warn'] : false);
-  const app = configureHttp(
+  const app = await initApp(
     moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), HTTP_APP_OPTIONS),
   );
-  await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;
 }

@@ -1,6 +1,10 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiSecurity } from '@nestjs/swagger';
 
 export const IS_PUBLIC = 'auth:isPublic';
 
-/** The route needs no token (health, metrics, the API document). */
-export const Public = () => SetMetadata(IS_PUBLIC, true);
+/**
+ * The route needs no token (health, metrics, the API document); its document says so
+ * with an empty security requirement.
+ */
+export const Public = () => applyDecorators(SetMetadata(IS_PUBLIC, true), ApiSecurity({}));

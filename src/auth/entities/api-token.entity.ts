@@ -1,7 +1,10 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /** A bearer token. Only the SHA-256 of its secret is stored; the secret is shown once. */
 @Entity({ name: 'api_tokens' })
+@Index('api_tokens_secret_hash_key', ['secretHash'], { unique: true })
+// A name identifies one live token (for `token revoke NAME`); revoked names may be reused.
+@Index('api_tokens_active_name_key', ['name'], { unique: true, where: 'revoked_at IS NULL' })
 export class ApiToken {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -8,6 +8,7 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { isDatabaseUnavailable } from '../../database/database-unavailable.js';
 import { JsonBodyError } from '../json/json-codec.js';
 
 /** The contract's error shape: `error` repeats the HTTP status. */
@@ -22,6 +23,9 @@ export interface ErrorDetails {
   /** Response headers that belong to this error, e.g. WWW-Authenticate or Retry-After. */
   headers?: Record<string, string>;
 }
+
+/** Seconds a client is asked to wait when the database does not answer. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 interface ShapedError {
   status: number;
@@ -44,7 +48,8 @@ const FASTIFY_ERRORS: Record<string, string> = {
  * The one place where every error becomes a response: whichever layer raised it
  * (Fastify's parser, a guard, a pipe, a service, the database, a crash), the client gets
  * `application/json` `{ "error": <status>, "message": "…" }` and never a stack trace,
- * SQL or an internal name. Unexpected errors are logged here, once.
+ * SQL or an internal name. A database that cannot be reached or does not answer in time
+ * is a 503, whoever ran into it. Unexpected errors are logged here, once.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
@@ -70,6 +75,14 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     if (exception instanceof JsonBodyError) {
       return { status: HttpStatus.BAD_REQUEST, message: exception.message, headers: {} };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(`the database is unavailable: ${(exception as Error).message}`);
+      return {
+        status: HttpStatus.SERVICE_UNAVAILABLE,
+        message: 'the database is unavailable; try again shortly',
+        headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      };
     }
     this.logger.error(
       exception instanceof Error ? exception.message : String(exception),

@@ -1,9 +1,11 @@
-const NUMBER_LITERAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/** The JSON number grammar (RFC 8259): no leading zeros, no `+`, no bare `.5` or `5.`. */
+const NUMBER_LITERAL = /^-?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 /** Integers with more digits than this are outside int64 and are not materialised. */
 const MAX_INTEGER_DIGITS = 19;
 
 /**
  * Turns a JSON number literal into a JS value without losing what it says:
+ * - anything that is not a JSON number literal becomes NaN;
  * - an integer (as in JSON Schema: `1.0` and `1e3` are integers) becomes a `number`
  *   when it is a safe integer and a `bigint` when it needs up to 19 digits;
  * - any other number becomes a `number`, unless rounding would make it look like an

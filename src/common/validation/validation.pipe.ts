@@ -32,4 +32,9 @@ export class RequestValidationPipe extends ValidationPipe {
     }
     return super.transform(value, metadata);
   }
+
+  /** A `bigint` parameter is no DTO: ParseInt64Pipe reads it. */
+  protected override toValidate(metadata: ArgumentMetadata): boolean {
+    return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
+  }
 }

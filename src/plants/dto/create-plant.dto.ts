@@ -1,22 +1,10 @@
-import { Transform } from 'class-transformer';
-import { ValidateIf } from 'class-validator';
-import { IsInt64 } from '../../common/validation/is-int64.decorator.js';
-import { IsText } from '../../common/validation/is-text.decorator.js';
-
-export const NAME_LIMITS = { min: 1, max: 255 };
-export const TAG_LIMITS = { min: 0, max: 255 };
+import { ApiSchema } from '@nestjs/swagger';
+import { Int64Property } from '../../common/validation/int64-property.decorator.js';
+import { PlantDto } from './plant.dto.js';
 
 /** The seed's NewPlant. Unknown properties are dropped by the validation pipe. */
-export class CreatePlantDto {
-  @IsInt64()
-  @Transform(({ value }) => (Number.isSafeInteger(value) ? BigInt(value) : value))
+@ApiSchema({ name: 'NewPlant' })
+export class CreatePlantDto extends PlantDto {
+  @Int64Property({ description: 'Identification number of the plant' })
   id: bigint;
-
-  @IsText(NAME_LIMITS)
-  name: string;
-
-  /** Absent means no tag; `null` is not a string and is refused. */
-  @ValidateIf((dto: CreatePlantDto) => dto.tag !== undefined)
-  @IsText(TAG_LIMITS)
-  tag?: string;
 }

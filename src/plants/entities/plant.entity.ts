@@ -1,7 +1,8 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { bigintTransformer } from '../../database/bigint.transformer.js';
 
 @Entity({ name: 'plants' })
+@Index('plants_tag_id_idx', ['tag', 'id'])
 export class Plant {
   @PrimaryColumn({ type: 'bigint', transformer: bigintTransformer })
   id: bigint;

@@ -1,0 +1,26 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** The route a request matched, as declared (`/plants/:id`): never a raw path or an id. */
+export function routePattern(request: FastifyRequest): string {
+  return request.routeOptions.url ?? 'unmatched';
+}
+
+export interface RequestObserver {
+  /** A request arrived (routed, nothing read or checked yet). */
+  started?(request: FastifyRequest): void;
+  /** Its response was sent, or the client went away first; called once per request. */
+  finished(request: FastifyRequest, reply: FastifyReply): void;
+}
+
+/**
+ * Watches every request the server routes, 404s and errors included. The socket's
+ * `close` fires exactly once whether the response finished or the client aborted,
+ * which Fastify's `onResponse` hook does not promise.
+ */
+export function observeRequests(fastify: FastifyInstance, observer: RequestObserver): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    observer.started?.(request);
+    reply.raw.once('close', () => observer.finished(request, reply));
+    done();
+  });
+}

@@ -1,0 +1,17 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { INT64_SCHEMA } from '../openapi/int64.schema.js';
+import { IsInt64 } from './is-int64.decorator.js';
+
+/** A body property holding an int64: validated, turned into a `bigint`, documented as int64. */
+export function Int64Property(options: {
+  description: string;
+  required?: boolean;
+}): PropertyDecorator {
+  return applyDecorators(
+    ApiProperty({ ...INT64_SCHEMA, ...options }),
+    IsInt64(),
+    Transform(({ value }) => (Number.isSafeInteger(value) ? BigInt(value) : value)),
+  );
+}

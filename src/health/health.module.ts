@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { HealthController } from './health.controller.js';
+
+@Module({
+  // Failures are logged once, by the error filter.
+  imports: [TerminusModule.forRoot({ logger: false })],
+  controllers: [HealthController],
+})
+export class HealthModule {}

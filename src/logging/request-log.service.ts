@@ -1,0 +1,34 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PinoLogger } from 'nestjs-pino';
+import { observeRequests, routePattern } from '../common/http/request-observer.js';
+
+/**
+ * One line per request: request id, method, route pattern, path (never the query
+ * string, where a careless client might put a token), status and duration.
+ */
+@Injectable()
+export class RequestLogService implements OnModuleInit {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    observeRequests(fastify, { finished: (request, reply) => this.log(request, reply) });
+  }
+
+  private log(request: FastifyRequest, reply: FastifyReply): void {
+    const status = reply.statusCode;
+    const line = {
+      requestId: request.id,
+      method: request.method,
+      route: routePattern(request),
+      path: request.url.split('?', 1)[0],
+      status,
+      durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      ...(reply.raw.writableFinished ? {} : { aborted: true }),
+    };
+    const level = status >= 500 ? 'error' : 'info';
+    PinoLogger.root[level](line, 'request completed');
+  }
+}

@@ -1,0 +1,21 @@
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { ThrottlerGuard } from '@nestjs/throttler';
+import type { Principal } from '../auth/principal.js';
+
+/**
+ * Requests per minute per token; a request without one (a public route) counts for its
+ * client address. Runs after the bearer guard, which has set `request.user` by then.
+ */
+@Injectable()
+export class RateLimitGuard extends ThrottlerGuard {
+  protected override async getTracker(request: { user?: Principal }): Promise<string> {
+    return request.user
+      ? `token:${request.user.tokenId}`
+      : `address:${await super.getTracker(request)}`;
+  }
+
+  /** One budget per token for the whole API, not one per route. */
+  protected override generateKey(_context: ExecutionContext, tracker: string, name: string) {
+    return `${name}:${tracker}`;
+  }
+}

@@ -1,0 +1,69 @@
+import type { Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type BeforeApplicationShutdown,
+  Injectable,
+  Logger,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+
+const DRAIN_TIMEOUTS = {
+  /**
+   * Before the listener closes, and again before idle connections are closed: time for
+   * connections the kernel has accepted to be taken in and their requests read. Closing
+   * at once resets them, although their clients have sent a request.
+   */
+  settleMs: 250,
+  /** Requests in flight get this long to finish; then their connections are cut. */
+  requestsMs: 10_000,
+} as const;
+
+/**
+ * Drains the HTTP server before Nest closes it (and, after that, the database pool and
+ * the embedded PostgreSQL): every response from now on carries `Connection: close`, no
+ * new connection is accepted, and requests in flight finish, within a bound.
+ */
+@Injectable()
+export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Shutdown');
+  private draining = false;
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    fastify.addHook('onSend', (_request, reply, payload, done) => {
+      if (this.draining) reply.header('connection', 'close');
+      done(null, payload);
+    });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+    if (!server.listening) return;
+    this.draining = true;
+    await sleep(DRAIN_TIMEOUTS.settleMs);
+    // http.Server#close would also close every connection without a request in
+    // progress, including those accepted a moment ago and not read yet; net's close
+    // only stops accepting, and calls back once the last connection has ended.
+    const ended = new Promise<void>((resolve) =>
+      NetServer.prototype.close.call(server, () => resolve()),
+    );
+    await sleep(DRAIN_TIMEOUTS.settleMs);
+    server.closeIdleConnections();
+    const timedOut = await Promise.race([
+      ended.then(() => false),
+      sleep(DRAIN_TIMEOUTS.requestsMs, true, { ref: false }),
+    ]);
+    if (timedOut) {
+      this.logger.warn(
+        `requests still running after ${DRAIN_TIMEOUTS.requestsMs} ms; closing their connections`,
+      );
+      server.closeAllConnections();
+      await ended;
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceProcess } from '../support/built-service.js';
+
+describe('configuration checked at start (the built service)', () => {
+  it.each([
+    ['PORT', 'abc', /PORT must be an integer from 0 to 65535/],
+    ['PORT', '70000', /PORT must be an integer from 0 to 65535/],
+    [
+      'LOG_LEVEL',
+      'loud',
+      /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/,
+    ],
+    [
+      'RATE_LIMIT_PER_MINUTE',
+      '-1',
+      /RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off/,
+    ],
+    ['RATE_LIMIT_PER_MINUTE', 'lots', /RATE_LIMIT_PER_MINUTE must be a whole number/],
+    ['DATABASE_URL', 'mysql://db/plants', /DATABASE_URL must be a postgres:\/\/ URL/],
+  ])(
+    '%s=%s stops the service with one line naming it, before anything starts',
+    async (name, value, reason) => {
+      const service = new ServiceProcess({ [name]: value });
+      const exit = await service.exited;
+      expect(exit.code).toBe(1);
+      const { stdout, stderr } = service.output;
+      expect(stdout).toBe('');
+      expect(stderr.endsWith('\n')).toBe(true);
+      expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(stderr).toMatch(reason);
+      expect(stderr).toContain(JSON.stringify(value));
+    },
+  );
+});

@@ -1,0 +1,116 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { issueToken, send, type ServiceProcess, startService } from '../support/built-service.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+describe('graceful shutdown (the built service)', () => {
+  let database: TestDatabase;
+  let service: ServiceProcess;
+  let url: string;
+  let token: string;
+  let lock: pg.Client;
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+    ({ service, url } = await startService({ DATABASE_URL: database.url }));
+    token = await issueToken(database.url);
+    lock = new pg.Client({ connectionString: database.url });
+    await lock.connect();
+  });
+  afterEach(async () => {
+    await lock.end();
+    await service.stop();
+    await database.drop();
+  });
+
+  /** Creates a plant; resolves with "<status> <Connection header>" or the client's error. */
+  const create = (id: number) =>
+    send(`${url}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id, name: `plant ${id}` }),
+    }).then(
+      (answer) => `${answer.status} ${answer.headers.connection}`,
+      (error: Error) => error.message,
+    );
+
+  /** Inserts wait behind this lock until `releaseInserts()`: they stay in flight. */
+  const holdInserts = async () => {
+    await lock.query('BEGIN');
+    await lock.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+  };
+  const releaseInserts = () => lock.query('ROLLBACK');
+  const insertsWaiting = async () => {
+    const [{ count }] = await database.query<{ count: string }>(
+      `SELECT count(*) FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    return Number(count);
+  };
+  const logged = (pattern: RegExp) =>
+    service.logLines().some((line) => pattern.test(String(line.msg)));
+
+  it('on SIGTERM finishes the requests in flight and those connecting, then exits 0', async () => {
+    await holdInserts();
+    const inFlight = Array.from({ length: 20 }, (_, i) => create(i + 1));
+    // Group commit keeps two insert statements in flight: both wait on the lock, and the
+    // other creates wait in the service to share the next statement.
+    await expect.poll(insertsWaiting).toBe(2);
+
+    service.signal('SIGTERM');
+    const connecting = Array.from({ length: 30 }, (_, i) => create(i + 101));
+    await expect.poll(() => logged(/^SIGTERM: finishing/)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await releaseInserts();
+
+    // Each answered, and told to close its connection (it could not be reused).
+    expect(await Promise.all([...inFlight, ...connecting])).toEqual(
+      Array.from({ length: 50 }, () => '200 close'),
+    );
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    expect(logged(/^stopped$/)).toBe(true);
+    expect(await database.query('SELECT count(*)::int AS count FROM plants')).toEqual([
+      { count: 50 },
+    ]);
+    await expect(send(`${url}/health/live`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('exits at once on a second signal, without waiting for requests in flight', async () => {
+    await holdInserts();
+    const stuck = create(7);
+    await expect.poll(insertsWaiting).toBe(1);
+    service.signal('SIGTERM');
+    await expect.poll(() => logged(/^SIGTERM: finishing/)).toBe(true);
+    const second = Date.now();
+    service.signal('SIGTERM');
+    expect(await service.exited).toEqual({ code: 143, signal: null });
+    expect(Date.now() - second).toBeLessThan(1_000);
+    expect(await stuck).toMatch(/socket hang up|ECONNRESET/);
+    await releaseInserts();
+  });
+});
+
+describe('graceful shutdown with the embedded PostgreSQL', () => {
+  it('stops the PostgreSQL it started, cleanly, and exits 0', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-shutdown-'));
+    try {
+      const { service, url } = await startService({ DATA_DIR: dataDir });
+      try {
+        expect((await send(`${url}/health/ready`)).status).toBe(200);
+        const pidFile = join(dataDir, 'postgres', 'postmaster.pid');
+        expect(existsSync(pidFile)).toBe(true);
+        service.signal('SIGTERM');
+        expect(await service.exited).toEqual({ code: 0, signal: null });
+        expect(existsSync(pidFile)).toBe(false);
+      } finally {
+        await service.stop();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  freePort,
+  issueToken,
+  send,
+  ServiceProcess,
+  startService,
+} from '../support/built-service.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+describe('structured logs (the built service)', () => {
+  let database: TestDatabase;
+  let service: ServiceProcess;
+  let url: string;
+  let token: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    ({ service, url } = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'trace' }));
+    token = await issueToken(database.url);
+  });
+  afterAll(async () => {
+    await service.stop();
+    await database.drop();
+  });
+
+  const createPlant = (headers: Record<string, string>) =>
+    send(`${url}/plants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ id: 42, name: 'Logged fern' }),
+    });
+
+  it('writes one JSON line per request with id, method, route, status and duration', async () => {
+    const response = await createPlant({
+      authorization: `Bearer ${token}`,
+      'x-request-id': 'log-test-1',
+    });
+    expect(response.status).toBe(200);
+    await expect
+      .poll(() => service.logLines().filter((l) => l.requestId === 'log-test-1'))
+      .toEqual([
+        expect.objectContaining({
+          level: 'info',
+          msg: 'request completed',
+          requestId: 'log-test-1',
+          method: 'POST',
+          route: '/plants',
+          path: '/plants',
+          status: 200,
+          durationMs: expect.any(Number),
+          time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        }),
+      ]);
+  });
+
+  it('never writes the Authorization header or a token, valid or not', async () => {
+    const rejected = 'not-a-real-token-but-a-secret-anyway';
+    expect((await createPlant({ authorization: `Bearer ${rejected}` })).status).toBe(401);
+    const inQuery = await send(`${url}/plants?access_token=${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(inQuery.status).toBe(401);
+    await createPlant({ authorization: `Bearer ${token}`, 'x-request-id': 'log-test-2' });
+    await expect
+      .poll(() => service.logLines().some((l) => l.requestId === 'log-test-2'))
+      .toBe(true);
+
+    const { stdout, stderr } = service.output;
+    expect(service.logLines().length).toBeGreaterThan(5);
+    for (const secret of [token, rejected]) {
+      expect(stdout).not.toContain(secret);
+      expect(stderr).not.toContain(secret);
+    }
+  });
+
+  it('honours LOG_LEVEL: at warn, start-up and requests write nothing, warnings do', async () => {
+    const port = await freePort();
+    const quiet = new ServiceProcess({
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+    });
+    try {
+      const live = () =>
+        send(`http://127.0.0.1:${port}/health/live`).then(
+          (response) => response.status,
+          () => 0,
+        );
+      await expect.poll(live, { timeout: 20_000 }).toBe(200);
+      expect(quiet.output.stdout).toBe('');
+      // Two different signals, which the kernel never merges (it may reorder them).
+      quiet.signal('SIGTERM');
+      quiet.signal('SIGINT');
+      const exit = await quiet.exited;
+      const lines = quiet.logLines();
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          msg: expect.stringMatching(/^SIG(INT|TERM) again/),
+        }),
+      ]);
+      const second = String(lines[0].msg).startsWith('SIGINT') ? 130 : 143;
+      expect(exit).toEqual({ code: second, signal: null });
+    } finally {
+      await quiet.stop();
+    }
+  });
+});

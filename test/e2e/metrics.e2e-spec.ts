@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+describe('GET /metrics', () => {
+  let api: TestApp;
+  let metrics: string;
+  let contentType: string;
+
+  beforeAll(async () => {
+    api = await createTestApp();
+    const token = await api.issueToken();
+    const create = (authorization?: string, id = 1) =>
+      api.request({
+        method: 'POST',
+        url: '/plants',
+        headers: {
+          'content-type': 'application/json',
+          ...(authorization ? { authorization } : {}),
+        },
+        payload: JSON.stringify({ id, name: 'Counted' }),
+      });
+    await create(`Bearer ${token}`, 1);
+    await create(`Bearer ${token}`, 2);
+    await create();
+    await create('Bearer nonsense');
+    await api.request({ method: 'GET', url: '/no/such/route/9876543210' });
+    const response = await api.request({ method: 'GET', url: '/metrics' });
+    expect(response.statusCode).toBe(200);
+    metrics = response.body;
+    contentType = String(response.headers['content-type']);
+  });
+  afterAll(() => api.close());
+
+  const sample = (name: string) =>
+    new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1];
+
+  it('answers Prometheus text without a token', () => {
+    expect(contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(metrics).toContain('# TYPE http_requests_total counter');
+  });
+
+  it('counts requests by method, route pattern and status', () => {
+    expect(sample('http_requests_total{method="POST",route="/plants",status="200"}')).toBe('2');
+    expect(sample('http_requests_total{method="POST",route="/plants",status="401"}')).toBe('2');
+    expect(sample('http_requests_total{method="GET",route="unmatched",status="404"}')).toBe('1');
+  });
+
+  it('never labels with a raw path or an id', () => {
+    expect(metrics).not.toContain('9876543210');
+  });
+
+  it('has a duration histogram by route and status', () => {
+    expect(metrics).toContain('# TYPE http_request_duration_seconds histogram');
+    expect(
+      sample('http_request_duration_seconds_count{method="POST",route="/plants",status="200"}'),
+    ).toBe('2');
+    expect(
+      sample(
+        'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/plants",status="200"}',
+      ),
+    ).toBe('2');
+  });
+
+  it('shows the requests in flight: the scrape itself', () => {
+    expect(sample('http_requests_in_flight')).toBe('1');
+  });
+
+  it('counts token-auth failures by reason', () => {
+    expect(sample('auth_failures_total{reason="missing"}')).toBe('1');
+    expect(sample('auth_failures_total{reason="invalid"}')).toBe('1');
+  });
+
+  it('shows the database pool', () => {
+    expect(Number(sample('db_pool_connections'))).toBeGreaterThanOrEqual(1);
+    expect(Number(sample('db_pool_idle_connections'))).toBeGreaterThanOrEqual(0);
+    expect(sample('db_pool_waiting_requests')).toBe('0');
+  });
+
+  it('includes the process metrics', () => {
+    expect(Number(sample('process_cpu_user_seconds_total'))).toBeGreaterThan(0);
+    expect(Number(sample('process_resident_memory_bytes'))).toBeGreaterThan(0);
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds /m);
+  });
+});

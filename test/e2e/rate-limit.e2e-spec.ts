@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+describe('rate limits', () => {
+  describe('RATE_LIMIT_PER_MINUTE=3', () => {
+    let api: TestApp;
+    let first: string;
+    let second: string;
+    let nextId = 1;
+
+    beforeAll(async () => {
+      api = await createTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
+      first = await api.issueToken();
+      second = await api.issueToken();
+    });
+    afterAll(() => api.close());
+
+    const create = (token: string) =>
+      api.request({
+        method: 'POST',
+        url: '/plants',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ id: nextId++, name: 'Limited' }),
+      });
+
+    it('answers 429 in the error shape with Retry-After once a token used its minute', async () => {
+      for (let i = 0; i < 3; i++) {
+        const response = await create(first);
+        expect(response.statusCode).toBe(200);
+        expect(response.headers['x-ratelimit-limit']).toBe('3');
+        expect(response.headers['x-ratelimit-remaining']).toBe(String(2 - i));
+      }
+      const limited = await create(first);
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers['content-type']).toMatch(/^application\/json/);
+      const retryAfter = Number(limited.headers['retry-after']);
+      expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+      expect(limited.json()).toEqual({
+        error: 429,
+        message: `too many requests: the limit is 3 a minute; retry in ${retryAfter} s`,
+      });
+      expect(limited.body).not.toMatch(/throttl/i);
+    });
+
+    it('counts each token on its own', async () => {
+      expect((await create(second)).statusCode).toBe(200);
+    });
+
+    it('counts requests without a token by client address', async () => {
+      const scrapes = [];
+      for (let i = 0; i < 4; i++) {
+        scrapes.push((await api.request({ method: 'GET', url: '/metrics' })).statusCode);
+      }
+      expect(scrapes).toEqual([200, 200, 200, 429]);
+    });
+
+    it('never limits the health probes', async () => {
+      for (let i = 0; i < 5; i++) {
+        expect((await api.request({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+      }
+    });
+  });
+
+  describe('RATE_LIMIT_PER_MINUTE=0', () => {
+    let api: TestApp;
+
+    beforeAll(async () => {
+      api = await createTestApp({ RATE_LIMIT_PER_MINUTE: '0' });
+    });
+    afterAll(() => api.close());
+
+    it('turns rate limiting off', async () => {
+      const token = await api.issueToken();
+      for (let id = 1; id <= 20; id++) {
+        const response = await api.request({
+          method: 'POST',
+          url: '/plants',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ id, name: 'Unlimited' }),
+        });
+        expect(response.statusCode).toBe(200);
+        expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+      }
+    });
+  });
+});

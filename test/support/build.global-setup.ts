@@ -1,0 +1,6 @@
+import { buildIfStale } from './built-service.js';
+
+/** Tests that spawn `node dist/src/main.js` need a build of the current sources. */
+export default async function setup(): Promise<void> {
+  await buildIfStale();
+}

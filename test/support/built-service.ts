@@ -1,0 +1,165 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { DataSource } from 'typeorm';
+import { ApiToken } from '../../src/auth/entities/api-token.entity.js';
+import { VERIFIED_TOKEN_TTL_MS } from '../../src/auth/tokens.module.js';
+import { TokensService } from '../../src/auth/tokens.service.js';
+import { VerifiedTokenCache } from '../../src/auth/verified-token-cache.js';
+import { dataSourceOptions } from '../../src/database/data-source.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ENTRY = join(ROOT, 'dist/src/main.js');
+const SOURCES = ['src', 'migrations', 'tsconfig.json', 'nest-cli.json', 'package-lock.json'];
+const STARTUP_LIMIT_MS = 60_000;
+
+function newestChange(path: string): number {
+  const stats = statSync(path);
+  if (!stats.isDirectory()) return stats.mtimeMs;
+  return Math.max(
+    stats.mtimeMs,
+    ...readdirSync(path).map((entry) => newestChange(join(path, entry))),
+  );
+}
+
+/** Builds the service (`npm run build`) unless dist/ is newer than every source. */
+export async function buildIfStale(): Promise<void> {
+  const built = existsSync(ENTRY) ? statSync(ENTRY).mtimeMs : 0;
+  if (SOURCES.every((source) => newestChange(join(ROOT, source)) < built)) return;
+  await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT });
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** `node dist/src/main.js` as an operator runs it. */
+export class ServiceProcess {
+  private stdout = '';
+  private stderr = '';
+  readonly exited: Promise<Exit>;
+  private readonly child: ChildProcess;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, [ENTRY], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
+    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+  }
+
+  get output(): { stdout: string; stderr: string } {
+    return { stdout: this.stdout, stderr: this.stderr };
+  }
+
+  /** The JSON log lines written to stdout so far. */
+  logLines(): Array<Record<string, unknown>> {
+    return this.stdout
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  /** Resolves with the service's base URL once it listens; rejects if it exits first. */
+  async listening(): Promise<string> {
+    const deadline = Date.now() + STARTUP_LIMIT_MS;
+    let exited = false;
+    void this.exited.then(() => (exited = true));
+    for (;;) {
+      const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
+      if (match) return match[1].replace('localhost', '127.0.0.1');
+      if (exited || Date.now() > deadline) {
+        throw new Error(`the service did not start:\n${this.stdout}\n${this.stderr}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** Ends the service if it is still running (SIGKILL), for test clean-up. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+export async function startService(
+  env: Record<string, string>,
+): Promise<{ service: ServiceProcess; url: string }> {
+  const service = new ServiceProcess(env);
+  try {
+    return { service, url: await service.listening() };
+  } catch (error) {
+    await service.stop();
+    throw error;
+  }
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request on a connection of its own (no keep-alive pool between requests). */
+export function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers, agent: false },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, headers: response.headers, body }),
+        );
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+/** Issues a token straight into a database the service uses, as the token CLI would. */
+export async function issueToken(databaseUrl: string, name = 'ops-test'): Promise<string> {
+  const dataSource = await new DataSource(dataSourceOptions(databaseUrl)).initialize();
+  try {
+    // Like the CLI's, this store's cache never starts: nothing here listens for revocations.
+    const tokens = new TokensService(
+      dataSource.getRepository(ApiToken),
+      new VerifiedTokenCache(VERIFIED_TOKEN_TTL_MS, 1),
+    );
+    return (await tokens.create({ name, scopes: ['plants:read', 'plants:write'] })).secret;
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
