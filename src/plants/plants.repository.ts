@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
-import { GroupCommit } from '../database/group-commit.js';
+import { BatchingQueue } from '../database/batching-queue.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { Plant } from './entities/plant.entity.js';
 
@@ -21,20 +21,21 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
     RETURNING id::text`,
 };
 
-const FIND_BY_ID: Omit<pg.QueryConfig, 'values'> = {
-  name: 'plants-find-by-id',
-  text: 'SELECT name, tag FROM plants WHERE id = $1',
+/** The plants with these ids (those that exist). */
+const FIND_BY_IDS: Omit<pg.QueryConfig, 'values'> = {
+  name: 'plants-find-by-ids',
+  text: 'SELECT id::text, name, tag FROM plants WHERE id = ANY ($1::bigint[])',
 };
 
-/** Up to this many creates share a statement: bounds its size when very many arrive at once. */
+/** Up to this many requests share a statement: bounds its size when very many arrive at once. */
 const MAX_BATCH = 256;
 /**
- * Insert statements in flight at once. With one, every create waits for the statement
- * before it; with two, a create arriving while one statement is in flight goes out at
- * once, and the others gather behind both. In A/B runs on 2 cores (noisy; bench/README.md)
- * two gave the better p99 at 16 and 64 connections, for about the same throughput.
+ * Statements in flight at once, for inserts and for reads each. With one, every request
+ * waits for the statement before it; with two, a request arriving while one statement is
+ * in flight goes out at once, and the others gather behind both. In A/B runs on 2 cores
+ * (noisy; bench/README.md) two gave the better p99 at 16 and 64 connections.
  */
-const INSERT_CONCURRENCY = 2;
+const CONCURRENCY = 2;
 
 export interface PlantsPageQuery {
   /** Only plants with a greater id; undefined: from the first plant. */
@@ -46,13 +47,18 @@ export interface PlantsPageQuery {
 
 /**
  * The plants table. Every statement here is one round trip. The hot ones (create, read
- * by id) are pg prepared statements; the rest go through TypeORM.
+ * by id) are pg prepared statements shared by the requests that arrive together (see
+ * BatchingQueue); the rest go through TypeORM.
  */
 @Injectable()
 export class PlantsRepository {
   private readonly pool: pg.Pool;
-  private readonly inserts = new GroupCommit<Plant, boolean>((plants) => this.insertBatch(plants), {
-    concurrency: INSERT_CONCURRENCY,
+  private readonly inserts = new BatchingQueue<Plant, boolean>(
+    (plants) => this.insertBatch(plants),
+    { concurrency: CONCURRENCY, maxBatch: MAX_BATCH },
+  );
+  private readonly reads = new BatchingQueue<bigint, Plant | null>((ids) => this.findBatch(ids), {
+    concurrency: CONCURRENCY,
     maxBatch: MAX_BATCH,
   });
 
@@ -71,12 +77,9 @@ export class PlantsRepository {
     return this.inserts.submit(plant);
   }
 
-  async findById(id: bigint): Promise<Plant | null> {
-    const { rows } = await this.pool.query<Pick<Plant, 'name' | 'tag'>>({
-      ...FIND_BY_ID,
-      values: [id.toString()],
-    });
-    return rows.length === 0 ? null : { id, ...rows[0] };
+  /** Reads arriving while others are in flight share the next statement. */
+  findById(id: bigint): Promise<Plant | null> {
+    return this.reads.submit(id);
   }
 
   private async insertBatch(plants: Plant[]): Promise<boolean[]> {
@@ -95,6 +98,18 @@ export class PlantsRepository {
     });
     const inserted = new Set(rows.map(({ id }) => BigInt(id)));
     return plants.map((plant) => inserted.has(plant.id) && firstById.get(plant.id) === plant);
+  }
+
+  private async findBatch(ids: bigint[]): Promise<(Plant | null)[]> {
+    const { rows } = await this.pool.query<{ id: string; name: string; tag: string | null }>({
+      ...FIND_BY_IDS,
+      values: [ids.map(String)],
+    });
+    const found = new Map(rows.map((row) => [BigInt(row.id), row]));
+    return ids.map((id) => {
+      const row = found.get(id);
+      return row ? { id, name: row.name, tag: row.tag } : null;
+    });
   }
 
   /** Up to `count` plants by ascending id: keyset pagination, stable under inserts and deletes. */

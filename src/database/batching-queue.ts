@@ -1,4 +1,4 @@
-export interface GroupCommitLimits {
+export interface BatchingLimits {
   /** Statements in flight at once; further items wait and go out together. */
   concurrency: number;
   /** Items in one statement at most. */
@@ -12,13 +12,15 @@ interface Waiting<Item, Outcome> {
 }
 
 /**
- * Group commit: items submitted while `concurrency` statements are in flight are gathered
- * and written by the next one, as one multi-row statement. An item submitted when a
- * statement is free goes out at once, alone: nothing ever waits for company. Each item is
- * settled only when the statement that carried it has finished (committed, for an
- * autocommitted statement), with its own outcome, or with that statement's error.
+ * Gathers the items submitted while `concurrency` statements are in flight, and sends them
+ * together in the next statement: group commit for inserts, and the same for reads. An
+ * item submitted when a statement is free goes out at once, alone: nothing ever waits for
+ * company. Each item is settled only when the statement that carried it has finished
+ * (committed, for an autocommitted write), with its own outcome, or with that
+ * statement's error. A statement sent after an item was submitted sees everything
+ * committed before, so batching never serves a stale read.
  */
-export class GroupCommit<Item, Outcome> {
+export class BatchingQueue<Item, Outcome> {
   private readonly waiting: Waiting<Item, Outcome>[] = [];
   private inFlight = 0;
 
@@ -27,7 +29,7 @@ export class GroupCommit<Item, Outcome> {
    */
   constructor(
     private readonly write: (items: Item[]) => Promise<Outcome[]>,
-    private readonly limits: GroupCommitLimits,
+    private readonly limits: BatchingLimits,
   ) {}
 
   submit(item: Item): Promise<Outcome> {

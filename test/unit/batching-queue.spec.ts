@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../src/database/group-commit.js';
+import { BatchingQueue } from '../../src/database/batching-queue.js';
 
 /** A write whose statements the test completes (or fails) by hand, in any order. */
 function controlledWrite() {
@@ -37,10 +37,10 @@ function tracked<T>(promise: Promise<T>) {
   return state;
 }
 
-describe('GroupCommit', () => {
+describe('BatchingQueue', () => {
   it('sends an item at once, alone, when no statement is in flight', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new GroupCommit(write, { concurrency: 1, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100 });
     const first = tracked(commits.submit(1));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1]]);
@@ -50,7 +50,7 @@ describe('GroupCommit', () => {
 
   it('gathers the items that arrive while a statement is in flight into the next one', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new GroupCommit(write, { concurrency: 1, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100 });
     const results = [1, 2, 3, 4].map((item) => tracked(commits.submit(item)));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1]]);
@@ -65,7 +65,7 @@ describe('GroupCommit', () => {
 
   it('keeps up to `concurrency` statements in flight, and settles each with its own', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new GroupCommit(write, { concurrency: 2, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 2, maxBatch: 100 });
     const results = [1, 2, 3, 4].map((item) => tracked(commits.submit(item)));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1], [2]]);
@@ -77,7 +77,7 @@ describe('GroupCommit', () => {
 
   it('puts at most maxBatch items in one statement', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new GroupCommit(write, { concurrency: 1, maxBatch: 2 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 2 });
     [1, 2, 3, 4, 5, 6].forEach((item) => commits.submit(item));
     await settle();
     await statements[0].commit();
@@ -88,7 +88,7 @@ describe('GroupCommit', () => {
 
   it("fails only the items of the statement that failed, with that statement's error", async () => {
     const { write, statements } = controlledWrite();
-    const commits = new GroupCommit(write, { concurrency: 1, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100 });
     const results = [1, 2, 3].map((item) => tracked(commits.submit(item)));
     await settle();
     await statements[0].commit();
@@ -103,7 +103,7 @@ describe('GroupCommit', () => {
   });
 
   it('turns a write that throws at once into a failed batch', async () => {
-    const commits = new GroupCommit<number, string>(
+    const commits = new BatchingQueue<number, string>(
       () => {
         throw new Error('bad batch');
       },

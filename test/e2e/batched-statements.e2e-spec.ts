@@ -23,10 +23,10 @@ const contentOf = ({ name, tag }: { name: string; tag?: string | null }) =>
   tag === undefined || tag === null ? { name } : { name, tag };
 
 /**
- * Creates that arrive while a statement is in flight share the next one (group commit).
- * Whatever shares a statement, each request is answered for its own row.
+ * Creates that arrive while a statement is in flight share the next one (group commit),
+ * and so do reads. Whatever shares a statement, each request is answered for its own row.
  */
-describe('POST /plants, many at once', () => {
+describe('POST /plants and GET /plants/{id}, many at once', () => {
   let api: TestApp;
   let token: string;
 
@@ -93,6 +93,43 @@ describe('POST /plants, many at once', () => {
     expect(rows.map(({ id, ...content }) => [Number(id), contentOf(content)])).toEqual(
       [...acknowledged].sort(([a], [b]) => a - b),
     );
+  });
+
+  it('answers a burst of reads of present, missing and repeated ids each with its own plant', async () => {
+    for (const plant of [
+      { id: 501, name: 'Read me' },
+      { id: 502, name: 'Me too', tag: '' },
+    ]) {
+      expect((await post(plant)).statusCode).toBe(200);
+    }
+    const ids = shuffled([501, 501, 502, 502, 503, 501, 504, 502, 503]);
+    const responses = await Promise.all(
+      ids.map((id) =>
+        api.request({
+          method: 'GET',
+          url: `/plants/${id}`,
+          headers: { authorization: `Bearer ${token}` },
+        }),
+      ),
+    );
+    const expected: Record<number, [number, string]> = {
+      501: [200, '{"id":501,"name":"Read me"}'],
+      502: [200, '{"id":502,"name":"Me too","tag":""}'],
+      503: [404, '{"error":404,"message":"there is no plant with id 503"}'],
+      504: [404, '{"error":404,"message":"there is no plant with id 504"}'],
+    };
+    expect(responses.map((r) => [r.statusCode, r.body])).toEqual(ids.map((id) => expected[id]));
+  });
+
+  it('reads a plant as soon as its create is answered', async () => {
+    const created = await post({ id: 601, name: 'Fresh' });
+    expect(created.statusCode).toBe(200);
+    const read = await api.request({
+      method: 'GET',
+      url: '/plants/601',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(read.body).toBe('{"id":601,"name":"Fresh"}');
   });
 
   it('stores every plant of a burst of distinct creates, answering each', async () => {
