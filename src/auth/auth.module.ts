@@ -4,12 +4,20 @@ import { PassportModule } from '@nestjs/passport';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
+import { TokenRevocationListener } from './token-revocation.listener.js';
 import { TokensModule } from './tokens.module.js';
 
-/** Bearer authentication: the passport strategy and the guard every route passes. */
+/**
+ * Bearer tokens on every route: the passport strategy, the guard, and the listener that
+ * keeps the verified-token cache honest.
+ */
 @Module({
   imports: [PassportModule, TokensModule, MetricsModule],
-  providers: [BearerStrategy, { provide: APP_GUARD, useClass: BearerAuthGuard }],
+  providers: [
+    BearerStrategy,
+    TokenRevocationListener,
+    { provide: APP_GUARD, useClass: BearerAuthGuard },
+  ],
   exports: [TokensModule],
 })
 export class AuthModule {}

@@ -2,11 +2,26 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiToken } from './entities/api-token.entity.js';
 import { TokensService } from './tokens.service.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
 
-/** The token store alone: what the token CLI needs, without anything HTTP. */
+/**
+ * A verified token is trusted for this long without asking the database again. Revocations
+ * evict it at once; this only bounds how long a revocation nobody heard of goes unnoticed.
+ */
+export const VERIFIED_TOKEN_TTL_MS = 5_000;
+/** Far more tokens than are in use at once, and still only a few MiB. */
+const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
+/** The token store, as the service and the token CLI use it. */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiToken])],
-  providers: [TokensService],
-  exports: [TokensService],
+  providers: [
+    TokensService,
+    {
+      provide: VerifiedTokenCache,
+      useFactory: () => new VerifiedTokenCache(VERIFIED_TOKEN_TTL_MS, VERIFIED_TOKEN_CACHE_SIZE),
+    },
+  ],
+  exports: [TokensService, VerifiedTokenCache],
 })
 export class TokensModule {}

@@ -1,11 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, QueryFailedError, type Repository } from 'typeorm';
+import { QueryFailedError, type Repository } from 'typeorm';
 import { ApiToken } from './entities/api-token.entity.js';
 import type { Principal } from './principal.js';
 import { isScope, type Scope } from './scopes.js';
 import { TokenRequestError } from './token-request.error.js';
+import { REVOKE_AND_ANNOUNCE } from './token-revocations.js';
 import { generateTokenSecret, hashTokenSecret } from './token-secret.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
 
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Recording every use would be a write per request; once a minute is enough to tell. */
@@ -30,7 +32,10 @@ export interface IssuedToken {
 export class TokensService {
   private readonly logger = new Logger(TokensService.name);
 
-  constructor(@InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>) {}
+  constructor(
+    @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
+    private readonly verified: VerifiedTokenCache<ApiToken>,
+  ) {}
 
   async create({ name, scopes, expiresInMs }: NewToken): Promise<IssuedToken> {
     if (!TOKEN_NAME.test(name)) {
@@ -65,21 +70,26 @@ export class TokensService {
     return this.tokens.find({ order: { createdAt: 'ASC' } });
   }
 
-  /** Revokes the live token with this name; false when there is none. */
+  /**
+   * Revokes the live token with this name; false when there is none. Every service
+   * process hears of it through PostgreSQL and stops accepting the token at once.
+   */
   async revoke(name: string): Promise<boolean> {
-    const result = await this.tokens.update(
-      { name, revokedAt: IsNull() },
-      { revokedAt: new Date() },
-    );
-    return (result.affected ?? 0) > 0;
+    const revoked: { secret_hash: string }[] = await this.tokens.query(REVOKE_AND_ANNOUNCE, [name]);
+    // This process need not wait for its own announcement to come back.
+    for (const { secret_hash } of revoked) this.verified.evict(secret_hash);
+    return revoked.length > 0;
   }
 
   /** The principal for a presented token, or null when it is unknown, expired or revoked. */
   async authenticate(secret: string): Promise<Principal | null> {
-    const token = await this.tokens.findOneBy({ secretHash: hashTokenSecret(secret) });
+    const secretHash = hashTokenSecret(secret);
+    const token = await this.verified.get(secretHash, () => this.tokens.findOneBy({ secretHash }));
     const now = new Date();
     if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return null;
     if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      // Also marks the cached token, so that the next requests do not record it again.
+      token.lastUsedAt = now;
       this.tokens
         .update({ id: token.id }, { lastUsedAt: now })
         .catch((error: Error) => this.logger.warn(`could not record token use: ${error.message}`));

@@ -57,8 +57,9 @@ describe('graceful shutdown (the built service)', () => {
   it('on SIGTERM finishes the requests in flight and those connecting, then exits 0', async () => {
     await holdInserts();
     const inFlight = Array.from({ length: 20 }, (_, i) => create(i + 1));
-    // The pool has ten connections: ten inserts wait on the lock, the rest for the pool.
-    await expect.poll(insertsWaiting).toBe(10);
+    // Group commit keeps two insert statements in flight: both wait on the lock, and the
+    // other creates wait in the service to share the next statement.
+    await expect.poll(insertsWaiting).toBe(2);
 
     service.signal('SIGTERM');
     const connecting = Array.from({ length: 30 }, (_, i) => create(i + 101));

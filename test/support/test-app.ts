@@ -1,4 +1,4 @@
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModuleBuilder } from '@nestjs/testing';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AppModule } from '../../src/app.module.js';
@@ -28,12 +28,18 @@ export interface TestApp {
 
 let tokenCounter = 0;
 
+/** Replaces providers of the application under test, e.g. with `overrideProvider`. */
+export type Customize = (module: TestingModuleBuilder) => TestingModuleBuilder;
+
 /**
  * The real application (AppModule with every global) on a fresh database of its own,
  * built by the Nest test harness exactly as main.ts builds it. It logs nothing unless
  * `env` sets LOG_LEVEL.
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  customize?: Customize,
+): Promise<TestApp> {
   const database = await createTestDatabase();
   const app = await buildApp(
     AppConfig.fromEnvironment({
@@ -42,6 +48,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       ...env,
       DATABASE_URL: database.url,
     }),
+    customize,
   );
   const tokens = app.get(TokensService);
   const contracts = await loadContracts(
@@ -72,11 +79,15 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
 }
 
 /** The application as main.ts builds it, on the given configuration. */
-export async function buildApp(config: AppConfig): Promise<NestFastifyApplication> {
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideProvider(AppConfig)
-    .useValue(config)
-    .compile();
+export async function buildApp(
+  config: AppConfig,
+  customize: Customize = (module) => module,
+): Promise<NestFastifyApplication> {
+  const moduleRef = await customize(
+    Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(AppConfig)
+      .useValue(config),
+  ).compile();
   moduleRef.useLogger(process.env.TEST_LOGS ? ['error', 'warn'] : false);
   const app = await initApp(
     moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), HTTP_APP_OPTIONS),

@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { VerifiedTokenCache } from '../../src/auth/verified-token-cache.js';
+
+interface Token {
+  name: string;
+}
+
+function cache(ttlMs = 60_000, maxEntries = 100) {
+  const tokens = new VerifiedTokenCache<Token>(ttlMs, maxEntries);
+  tokens.startCaching();
+  return tokens;
+}
+
+/** A load that counts how often the database would be asked. */
+function counted(answer: Token | null | Error) {
+  const load = vi.fn(async () => {
+    if (answer instanceof Error) throw answer;
+    return answer;
+  });
+  return load;
+}
+
+describe('VerifiedTokenCache', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('asks the database once for a token it keeps', async () => {
+    const tokens = cache();
+    const load = counted({ name: 'kept' });
+    expect(await tokens.get('h', load)).toEqual({ name: 'kept' });
+    expect(await tokens.get('h', load)).toEqual({ name: 'kept' });
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+
+  it('shares one load between concurrent requests for one token', async () => {
+    const tokens = cache();
+    const load = counted({ name: 'shared' });
+    await Promise.all([tokens.get('h', load), tokens.get('h', load), tokens.get('h', load)]);
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks again once an entry has outlived its lifetime', async () => {
+    vi.useFakeTimers();
+    const tokens = cache(5_000);
+    const load = counted({ name: 'short' });
+    await tokens.get('h', load);
+    vi.advanceTimersByTime(5_001);
+    await tokens.get('h', load);
+    expect(load).toHaveBeenCalledTimes(2);
+  });
+
+  it('asks again after an eviction', async () => {
+    const tokens = cache();
+    const load = counted({ name: 'revoked' });
+    await tokens.get('h', load);
+    tokens.evict('h');
+    await tokens.get('h', load);
+    expect(load).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not keep what a load evicted while it ran would have answered', async () => {
+    const tokens = cache();
+    let finish!: (token: Token) => void;
+    const slow = () => new Promise<Token | null>((resolve) => (finish = resolve));
+    const pending = tokens.get('h', slow);
+    tokens.evict('h');
+    finish({ name: 'read before the revocation' });
+    await pending;
+    const load = counted({ name: 'read after' });
+    expect(await tokens.get('h', load)).toEqual({ name: 'read after' });
+  });
+
+  it('keeps neither unknown tokens nor failed loads', async () => {
+    const tokens = cache();
+    const unknown = counted(null);
+    await tokens.get('u', unknown);
+    await tokens.get('u', unknown);
+    expect(unknown).toHaveBeenCalledTimes(2);
+    const failing = counted(new Error('database down'));
+    await expect(tokens.get('f', failing)).rejects.toThrow('database down');
+    await expect(tokens.get('f', failing)).rejects.toThrow('database down');
+    expect(failing).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps nothing until caching starts, and forgets everything when it stops', async () => {
+    const tokens = new VerifiedTokenCache<Token>(60_000, 100);
+    const load = counted({ name: 'x' });
+    await tokens.get('h', load);
+    await tokens.get('h', load);
+    expect(load).toHaveBeenCalledTimes(2);
+    tokens.startCaching();
+    await tokens.get('h', load);
+    tokens.stopCaching();
+    await tokens.get('h', load);
+    await tokens.get('h', load);
+    expect(load).toHaveBeenCalledTimes(5);
+  });
+
+  it('holds at most maxEntries tokens, dropping the oldest first', async () => {
+    const tokens = cache(60_000, 2);
+    const loads = ['a', 'b', 'c'].map((name) => counted({ name }));
+    for (const [i, load] of loads.entries()) await tokens.get(`h${i}`, load);
+    for (const [i, load] of [...loads.entries()].reverse()) await tokens.get(`h${i}`, load);
+    expect(loads.map((load) => load.mock.calls.length)).toEqual([2, 1, 1]);
+  });
+});
