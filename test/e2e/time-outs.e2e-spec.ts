@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedPostgresServer } from '../../src/database/embedded-postgres.js';
 import { issueToken, send, type ServiceProcess, startService } from '../support/built-service.js';
+import { clusterProcesses } from '../support/embedded-server.js';
 
 /**
  * Sends `head` and then one more byte every half second, as a slow or malicious client
@@ -31,25 +31,6 @@ function trickle(url: string, head: string): Promise<{ seconds: number; answer: 
       reject(new Error('the server kept a trickling client for over 45 s'));
     }, 45_000).unref();
   });
-}
-
-/** The embedded PostgreSQL of `dataDir`: its postmaster and every process it started. */
-function clusterProcesses(dataDir: string): number[] {
-  const postmaster = Number(
-    readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
-  );
-  const children = readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-  return [postmaster, ...children];
 }
 
 describe('time-outs (the built service on its embedded PostgreSQL)', () => {

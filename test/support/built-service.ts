@@ -36,6 +36,14 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+export interface ServiceOptions {
+  /**
+   * Runs the service in a process group of its own, as a supervisor would, so that
+   * `killProcessGroup()` can end it and every process it started in its group at once.
+   */
+  ownProcessGroup?: boolean;
+}
+
 /** `node dist/src/main.js` as an operator runs it. */
 export class ServiceProcess {
   private stdout = '';
@@ -43,11 +51,15 @@ export class ServiceProcess {
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
 
-  constructor(env: Record<string, string>) {
+  constructor(
+    env: Record<string, string>,
+    private readonly options: ServiceOptions = {},
+  ) {
     this.child = spawn(process.execPath, [ENTRY], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.ownProcessGroup === true,
     });
     this.child.stdout!.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
@@ -83,8 +95,19 @@ export class ServiceProcess {
     }
   }
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   signal(signal: NodeJS.Signals): void {
     this.child.kill(signal);
+  }
+
+  /** kill -9 of the service's whole process group (it must have been started in its own). */
+  killProcessGroup(): void {
+    if (!this.options.ownProcessGroup)
+      throw new Error('the service has no process group of its own');
+    process.kill(-this.child.pid!, 'SIGKILL');
   }
 
   /** Ends the service if it is still running (SIGKILL), for test clean-up. */
@@ -96,8 +119,9 @@ export class ServiceProcess {
 
 export async function startService(
   env: Record<string, string>,
+  options?: ServiceOptions,
 ): Promise<{ service: ServiceProcess; url: string }> {
-  const service = new ServiceProcess(env);
+  const service = new ServiceProcess(env, options);
   try {
     return { service, url: await service.listening() };
   } catch (error) {
