@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
@@ -23,6 +24,46 @@ const HTTP_TIMEOUTS = {
   checkIntervalMs: 1_000,
 } as const;
 
+/**
+ * What Node's HTTP parser refuses before there is a request for Fastify or Nest to
+ * handle: by error code, the status and the message of the answer.
+ */
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    reason: 'Request Timeout',
+    message: 'the request took too long to arrive',
+  },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    message: 'the request headers are too large',
+  },
+};
+const MALFORMED_REQUEST = {
+  status: 400,
+  reason: 'Bad Request',
+  message: 'the request is not valid HTTP',
+};
+
+/**
+ * Answers a request Node could not parse, or that timed out, in the contract's error
+ * shape (Fastify's own answer is `{"error":"Bad Request","statusCode":400,…}`), then
+ * closes the connection.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, reason, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED_REQUEST;
+  const body = stringifyJson({ error: status, message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 /** Options for `NestFactory.create` and `createNestApplication`: the JSON codec is ours. */
 export const HTTP_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
 
@@ -36,6 +77,7 @@ export function createHttpAdapter(): FastifyAdapter {
     requestTimeout: HTTP_TIMEOUTS.requestMs,
     keepAliveTimeout: HTTP_TIMEOUTS.keepAliveMs,
     connectionTimeout: HTTP_TIMEOUTS.socketIdleMs,
+    clientErrorHandler: answerClientError,
     http: {
       headersTimeout: HTTP_TIMEOUTS.headersMs,
       connectionsCheckingInterval: HTTP_TIMEOUTS.checkIntervalMs,
