@@ -198,6 +198,14 @@ describe('POST /plants', () => {
       expectError(await post(body), 400, message);
     });
 
+    it('refuses a body nested more than 64 levels deep with 400, however deep', async () => {
+      const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+      expect((await post(`{"id":7001,"name":"deep","x":${nested(63)}}`)).statusCode).toBe(200);
+      for (const depth of [64, 3_000, 10_000]) {
+        expectError(await post(`{"id":7002,"name":"deep","x":${nested(depth)}}`), 400, /64 levels/);
+      }
+    });
+
     it('refuses an empty body with 400', async () => {
       expectError(await post(''), 400, /empty/);
     });

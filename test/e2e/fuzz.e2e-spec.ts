@@ -5,6 +5,7 @@ import { stringifyJson } from '../../src/common/json/json-codec.js';
 import { INT64_MAX, INT64_MIN } from '../../src/common/validation/is-int64.decorator.js';
 import { decodePlantCursor, encodePlantCursor } from '../../src/plants/plant-cursor.js';
 import { fuzzParameters } from '../support/fuzz.js';
+import { hostileBodies } from '../support/hostile-bodies.js';
 import { arbitraryFromSchema, operationSchema } from '../support/openapi-arbitraries.js';
 import { plantsClient, type PlantsClient } from '../support/plants-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -219,6 +220,42 @@ describe('fuzzing the plant operations (fast-check, fixed seed; npm run fuzz for
           await expectTableEqualsModel();
         }),
         fuzzParameters(50, 10),
+      );
+    }, 120_000);
+  });
+
+  describe('hostile bodies: odd but valid, or invalid in one way', () => {
+    const requests = fc.array(
+      fc.tuple(fc.constantFrom('POST', 'PUT'), hostileBodies(idArbitrary)),
+      { minLength: 5, maxLength: 15 },
+    );
+
+    it('are never answered 5xx: valid ones as the model predicts, the rest 400 or 413, nothing else stored', async () => {
+      await fc.assert(
+        fc.asyncProperty(requests, async (script) => {
+          await startRun();
+          for (const [method, { payload, means }] of script) {
+            const target = 'id' in means ? means.id : 1n;
+            const response =
+              method === 'POST'
+                ? await client.send('POST', '/plants', payload as string)
+                : await client.send('PUT', `/plants/${target}`, payload as string);
+            if ('refused' in means) {
+              expectErrorStatus(response, means.refused);
+              continue;
+            }
+            const content = StoreModel.content(means.content);
+            const expected =
+              method === 'POST'
+                ? model.create(means.id, content)
+                : model.replace(means.id, content);
+            expect(response.statusCode, response.body).toBe(expected.status);
+            if (expected.body) expect(response.body).toBe(expected.body);
+          }
+          await expectTableEqualsModel();
+          expect(Object.prototype).not.toHaveProperty('polluted');
+        }),
+        fuzzParameters(40, 10),
       );
     }, 120_000);
   });

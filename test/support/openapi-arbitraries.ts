@@ -8,7 +8,7 @@ type Schema = Record<string, unknown>;
  * Text as the contract takes it: any Unicode scalar value but U+0000 (the one character
  * the contract refuses although the schema allows it), counted in code points.
  */
-const TEXT_UNIT = fc
+export const TEXT_UNIT = fc
   .string({ unit: 'binary', minLength: 1, maxLength: 1 })
   .filter((character) => character !== '\u0000');
 
