@@ -259,4 +259,178 @@ describe('fuzzing the plant operations (fast-check, fixed seed; npm run fuzz for
       );
     }, 120_000);
   });
+
+  describe('hostile paths, query strings and headers', () => {
+    /** Path segments for an id, with the id each one means, if any. */
+    const PATH_IDS: Array<[segment: string, id?: bigint]> = [
+      ['1', 1n],
+      ['1e3', 1000n],
+      ['1000.0', 1000n],
+      ['-0', 0n],
+      ['%31', 1n],
+      [`${INT64_MAX}`, INT64_MAX],
+      [`${INT64_MIN}`, INT64_MIN],
+      [`${INT64_MAX + 1n}`],
+      ['1.5'],
+      ['+1'],
+      ['%201'],
+      ['01'],
+      ['0x10'],
+      ['١٢٣'],
+      ['１２３'],
+      ['%00'],
+      ['%ZZ'],
+      ['%FF'],
+      ['%C3%28'],
+      ['..%2F..%2Fetc%2Fpasswd'],
+      ['9'.repeat(100)],
+      ['NaN'],
+      ['%F0%9F%8C%B5'],
+      ['a'.repeat(2_000)],
+    ];
+    const QUERIES = [
+      'limit=1&limit=2',
+      'limit=1e2',
+      'limit=%F0',
+      'limit=0',
+      'limit=101',
+      'limit=-1',
+      'limit=%205',
+      'limit=99999999999999999999',
+      'tag=%C3%28',
+      'tag=%00',
+      'tag=a&tag=b',
+      `tag=${'t'.repeat(300)}`,
+      'cursor=%FF',
+      `cursor=${'A'.repeat(5_000)}`,
+      'cursor=a&cursor=b',
+      '__proto__[polluted]=1',
+      'constructor[prototype][polluted]=1',
+      '__proto__=polluted',
+      'a[b][c]=1&&&==&',
+    ];
+    const printable = (maxLength: number) =>
+      fc.string({
+        unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)),
+        maxLength,
+      });
+
+    const requestArbitrary = () =>
+      fc.record(
+        {
+          method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'),
+          path: fc.oneof(
+            fc
+              .constantFrom(...PATH_IDS)
+              .map(([segment, id]) => ({ path: `/plants/${segment}`, id })),
+            fc
+              .constantFrom(
+                '/plants',
+                '/plants/',
+                '//plants',
+                '/PLANTS',
+                '/plants/1/extra',
+                '/plants;x=1',
+                '/%2e%2e/plants',
+              )
+              .map((path) => ({ path, id: undefined })),
+            fc
+              .webPath()
+              .map((path) => ({ path: path.startsWith('/') ? path : `/${path}`, id: undefined })),
+          ),
+          query: fc.oneof(fc.constant(''), fc.constantFrom(...QUERIES), fc.webQueryParameters()),
+          authorization: fc.oneof(
+            fc.constantFrom(
+              (token: string) => `Bearer ${token}`,
+              (token: string) => `bearer ${token}`,
+              (token: string) => `Bearer  ${token}`,
+              (token: string) => `Basic ${token}`,
+              (token: string) => `Bearer ${token}x`,
+              (token: string) => `Bearer ${token}, Bearer ${token}`,
+              () => 'Bearer',
+              () => `Bearer ${'x'.repeat(5_000)}`,
+            ),
+            printable(100).map((value) => () => value),
+          ),
+          contentType: fc.oneof(
+            fc.constantFrom(
+              'application/json',
+              'application/json; charset=utf-8',
+              'APPLICATION/JSON',
+              'application/json;charset=UTF-16',
+              'application/jsonx',
+              'text/json',
+              'application/json, text/plain',
+              'multipart/form-data; boundary=x',
+            ),
+            printable(60),
+          ),
+          headers: fc.dictionary(fc.stringMatching(/^x-[a-z0-9-]{1,20}$/), printable(200), {
+            maxKeys: 3,
+          }),
+          requestId: printable(300),
+          body: fc.oneof(
+            fc
+              .record({ id: fc.constantFrom(...ID_POOL), name: fc.constantFrom('Fern', 'Ivy') })
+              .map((plant) => ({ payload: stringifyJson(plant), plant })),
+            printable(100).map((payload) => ({ payload, plant: undefined })),
+          ),
+        },
+        { requiredKeys: ['method', 'path', 'query'] },
+      );
+
+    it('are never answered 5xx, errors keep their shape, and only a valid request writes', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(requestArbitrary(), { minLength: 5, maxLength: 15 }),
+          async (requests) => {
+            await startRun();
+            for (const request of requests) {
+              const authorization = request.authorization?.(token);
+              const response = await api.request({
+                method: request.method as 'GET',
+                url: `${request.path.path}${request.query ? `?${request.query}` : ''}`,
+                headers: {
+                  ...request.headers,
+                  ...(authorization === undefined ? {} : { authorization }),
+                  ...(request.contentType === undefined
+                    ? {}
+                    : { 'content-type': request.contentType }),
+                  ...(request.requestId === undefined ? {} : { 'x-request-id': request.requestId }),
+                },
+                payload: request.body?.payload,
+              });
+              expect(response.statusCode, response.body).toBeLessThan(500);
+              if (response.statusCode >= 300 || !request.path.path.startsWith('/plants')) continue;
+
+              // A success needs the token, as the only credential, on a path naming a plant
+              // or the collection.
+              expect(authorization).toMatch(new RegExp(`^bearer ${token}$`, 'i'));
+              const { id } = request.path;
+              if (request.path.path !== '/plants') expect(id).toBeDefined();
+              const { plant } = request.body ?? {};
+              const content = plant && StoreModel.content(plant);
+              const expected =
+                request.method === 'POST'
+                  ? model.create(plant!.id, content!)
+                  : request.method === 'PUT'
+                    ? model.replace(id!, content!)
+                    : request.method === 'DELETE'
+                      ? model.delete(id!)
+                      : id === undefined
+                        ? { status: 200 }
+                        : model.get(id);
+              expect(response.statusCode, response.body).toBe(expected.status);
+              if (request.method !== 'HEAD' && 'body' in expected && expected.body) {
+                expect(response.body).toBe(expected.body);
+              }
+            }
+            await expectTableEqualsModel();
+            expect(Object.prototype).not.toHaveProperty('polluted');
+          },
+        ),
+        fuzzParameters(40, 10),
+      );
+    }, 120_000);
+  });
 });

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { NestApplicationOptions } from '@nestjs/common';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { parseJsonBody, stringifyJson } from '../json/json-codec.js';
@@ -64,6 +65,22 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
+/** What Fastify's router refuses before routing: a malformed URL, a too long parameter. */
+const ROUTER_ERRORS: Record<string, string> = {
+  FST_ERR_BAD_URL: 'the URL is not valid: a percent-encoded part of it does not decode',
+  FST_ERR_MAX_PARAM_LENGTH: 'a path parameter is too long',
+};
+
+/**
+ * Answers a URL the router cannot take with 400 in the contract's error shape (Fastify's
+ * own answer leaks its error code, and is a 414 for a long parameter, which no route
+ * documents: an id longer than 100 characters is no id).
+ */
+function answerRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const body = { error: 400, message: ROUTER_ERRORS[error.code] ?? 'the request is not valid' };
+  void reply.code(400).type('application/json; charset=utf-8').send(body);
+}
+
 /** Options for `NestFactory.create` and `createNestApplication`: the JSON codec is ours. */
 export const HTTP_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
 
@@ -78,6 +95,7 @@ export function createHttpAdapter(): FastifyAdapter {
     keepAliveTimeout: HTTP_TIMEOUTS.keepAliveMs,
     connectionTimeout: HTTP_TIMEOUTS.socketIdleMs,
     clientErrorHandler: answerClientError,
+    frameworkErrors: answerRouterError,
     http: {
       headersTimeout: HTTP_TIMEOUTS.headersMs,
       connectionsCheckingInterval: HTTP_TIMEOUTS.checkIntervalMs,
