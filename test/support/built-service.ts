@@ -42,12 +42,15 @@ export interface ServiceOptions {
    * `killProcessGroup()` can end it and every process it started in its group at once.
    */
   ownProcessGroup?: boolean;
+  /** Stops keeping stdout once the service listens: a long run logs a line per request. */
+  forgetOutput?: boolean;
 }
 
 /** `node dist/src/main.js` as an operator runs it. */
 export class ServiceProcess {
   private stdout = '';
   private stderr = '';
+  private listens = false;
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
 
@@ -61,7 +64,9 @@ export class ServiceProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.ownProcessGroup === true,
     });
-    this.child.stdout!.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      if (!(options.forgetOutput && this.listens)) this.stdout += chunk.toString();
+    });
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => resolve({ code, signal })),
@@ -87,7 +92,10 @@ export class ServiceProcess {
     void this.exited.then(() => (exited = true));
     for (;;) {
       const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
-      if (match) return match[1].replace('localhost', '127.0.0.1');
+      if (match) {
+        this.listens = true;
+        return match[1].replace('localhost', '127.0.0.1');
+      }
       if (exited || Date.now() > deadline) {
         throw new Error(`the service did not start:\n${this.stdout}\n${this.stderr}`);
       }
