@@ -84,11 +84,9 @@ describe('soak: a steady mixed load for minutes (not in CI)', () => {
       const roll = Math.random();
       if (roll < 0.35 || live.length < 50) {
         const plant = streamPlant(next++);
-        return {
-          kind: 'create',
-          plant,
-          ...(await call('POST', '/plants', json, plantBody(plant))),
-        };
+        const outcome = await call('POST', '/plants', json, plantBody(plant));
+        if (outcome.status === 200) live.push(plant.id);
+        return { kind: 'create', ...outcome };
       }
       if (roll < 0.6)
         return { kind: 'get', ...(await call('GET', `/plants/${pick()}`, authorization)) };
