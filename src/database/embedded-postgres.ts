@@ -17,6 +17,8 @@ const SYSTEM_USER = 'postgres';
 /** After a kill -9 the old server's workers hold its shared memory for a moment. */
 const START_ATTEMPTS = 20;
 const START_RETRY_DELAY_MS = 500;
+/** Holds the id of the process that owns the running server: it alone stops it. */
+const OWNER_FILE = 'postgres.owner';
 
 interface Binaries {
   initdb: string;
@@ -46,7 +48,11 @@ export class EmbeddedPostgresServer {
     private readonly stopServer: (() => Promise<void>) | undefined,
   ) {}
 
-  /** Starts the server on `dataDir` (initialising it on first use), or attaches to it. */
+  /**
+   * Starts the server on `dataDir` (initialising it on first use), or attaches to it. A
+   * server whose owner died without stopping it (kill -9: pg_ctl gives PostgreSQL a
+   * session of its own, so it outlives its owner's process group) is taken over.
+   */
   static async open(
     dataDir: string,
     logger: EmbeddedPostgresLogger,
@@ -54,26 +60,28 @@ export class EmbeddedPostgresServer {
     const clusterDir = join(dataDir, 'postgres');
     await mkdir(dataDir, { recursive: true });
     const password = await readOrCreatePassword(dataDir);
-    const runningPort = await runningServerPort(clusterDir);
-    if (runningPort !== undefined) {
-      return new EmbeddedPostgresServer(
-        connectionUrl(password, runningPort, DATABASE_NAME),
-        undefined,
-      );
+    let port = await runningServerPort(clusterDir);
+    if (port !== undefined && (await ownerIsAlive(dataDir))) {
+      return new EmbeddedPostgresServer(connectionUrl(password, port, DATABASE_NAME), undefined);
     }
 
     const binaries = await loadBinaries();
     const account = await systemAccount();
-    if (account.uid !== undefined) {
-      await giveAccess(dataDir, binaries, account as Required<Account>, logger);
+    if (port === undefined) {
+      if (account.uid !== undefined) {
+        await giveAccess(dataDir, binaries, account as Required<Account>, logger);
+      }
+      if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
+        logger.log(`initialising the embedded PostgreSQL in ${clusterDir}`);
+        await initialiseCluster(binaries, account, clusterDir, password);
+      }
+      port = await startCluster(binaries, account, clusterDir, logger);
+      await createDatabaseIfMissing(connectionUrl(password, port, 'postgres'));
+      logger.log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
+    } else {
+      logger.log(`took over the embedded PostgreSQL left running on 127.0.0.1:${port}`);
     }
-    if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
-      logger.log(`initialising the embedded PostgreSQL in ${clusterDir}`);
-      await initialiseCluster(binaries, account, clusterDir, password);
-    }
-    const port = await startCluster(binaries, account, clusterDir, logger);
-    await createDatabaseIfMissing(connectionUrl(password, port, 'postgres'));
-    logger.log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
+    await writeFile(join(dataDir, OWNER_FILE), `${process.pid}\n`);
     const stop = async () => {
       await run(binaries.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w'], account);
     };
@@ -236,6 +244,11 @@ async function runningServerPort(clusterDir: string): Promise<number | undefined
   const port = Number(portLine);
   if (!Number.isInteger(pid) || !Number.isInteger(port) || !isAlive(pid)) return undefined;
   return (await accepts(port)) ? port : undefined;
+}
+
+async function ownerIsAlive(dataDir: string): Promise<boolean> {
+  const owner = Number(await readFile(join(dataDir, OWNER_FILE), 'utf8').catch(() => ''));
+  return Number.isInteger(owner) && owner > 0 && isAlive(owner);
 }
 
 function isAlive(pid: number): boolean {

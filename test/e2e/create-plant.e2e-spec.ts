@@ -198,6 +198,14 @@ describe('POST /plants', () => {
       expectError(await post(body), 400, message);
     });
 
+    it('refuses a body nested more than 64 levels deep with 400, however deep', async () => {
+      const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+      expect((await post(`{"id":7001,"name":"deep","x":${nested(63)}}`)).statusCode).toBe(200);
+      for (const depth of [64, 3_000, 10_000]) {
+        expectError(await post(`{"id":7002,"name":"deep","x":${nested(depth)}}`), 400, /64 levels/);
+      }
+    });
+
     it('refuses an empty body with 400', async () => {
       expectError(await post(''), 400, /empty/);
     });
@@ -229,6 +237,11 @@ describe('POST /plants', () => {
         { 'content-type': 'application/json; charset=utf-8' },
       );
       expect(response.statusCode).toBe(200);
+    });
+
+    it('refuses a compressed body with 415: only identity is read', async () => {
+      const response = await post({ id: nextId++, name: 'Zipped' }, { 'content-encoding': 'gzip' });
+      expectError(response, 415, /^Content-Encoding gzip is not supported/);
     });
 
     it('refuses a body over the limit with 413', async () => {

@@ -1,27 +1,5 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-/**
- * Takes the app's database away under the running app, without touching the shared
- * server: the database refuses new connections and its sessions are ended.
- */
-async function setDatabaseReachable(databaseUrl: string, reachable: boolean): Promise<void> {
-  const name = new URL(databaseUrl).pathname.slice(1);
-  const admin = new pg.Client({ connectionString: inject('databaseAdminUrl') });
-  await admin.connect();
-  try {
-    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS ${reachable}`);
-    if (!reachable) {
-      await admin.query(
-        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1',
-        [name],
-      );
-    }
-  } finally {
-    await admin.end();
-  }
-}
 
 describe('health', () => {
   let api: TestApp;
@@ -32,7 +10,7 @@ describe('health', () => {
     token = await api.issueToken();
   });
   afterAll(async () => {
-    await setDatabaseReachable(api.database.url, true);
+    await api.database.setReachable(true);
     await api.close();
   });
 
@@ -60,7 +38,7 @@ describe('health', () => {
   });
 
   it('answers 503 in the error shape while the database is unreachable, and 200 once it is back', async () => {
-    await setDatabaseReachable(api.database.url, false);
+    await api.database.setReachable(false);
 
     const started = Date.now();
     const ready = await api.request({ method: 'GET', url: '/health/ready' });
@@ -83,7 +61,7 @@ describe('health', () => {
     const live = await api.request({ method: 'GET', url: '/health/live' });
     expect(live.statusCode).toBe(200);
 
-    await setDatabaseReachable(api.database.url, true);
+    await api.database.setReachable(true);
     expect((await api.request({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200);
     expect((await createPlant(2)).statusCode).toBe(200);
   });

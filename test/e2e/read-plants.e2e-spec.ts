@@ -81,6 +81,14 @@ describe('reading plants', () => {
       expectError(await client.get(id), 400, /^id must be an integer from -9223372036854775808 to/);
     });
 
+    it.each([
+      ['%FF', /percent-encoded part of it does not decode/],
+      ['%C3%28', /percent-encoded part of it does not decode/],
+      ['9'.repeat(101), /path parameter is too long/],
+    ])('refuses the path id %s, which the router cannot take, with 400', async (id, message) => {
+      expectError(await client.get(id), 400, message);
+    });
+
     it('answers 404 for an id no plant has', async () => {
       expectError(await client.get(404404), 404, /no plant with id 404404/);
     });

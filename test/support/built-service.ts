@@ -33,20 +33,37 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+export interface ServiceOptions {
+  /**
+   * Runs the service in a process group of its own, as a supervisor would, so that
+   * `killProcessGroup()` can end it and every process it started in its group at once.
+   */
+  ownProcessGroup?: boolean;
+  /** Stops keeping stdout once the service listens: a long run logs a line per request. */
+  forgetOutput?: boolean;
+}
+
 /** `node dist/src/main.js` as an operator runs it. */
 export class ServiceProcess {
   private stdout = '';
   private stderr = '';
+  private listens = false;
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
 
-  constructor(env: Record<string, string>) {
+  constructor(
+    env: Record<string, string>,
+    private readonly options: ServiceOptions = {},
+  ) {
     this.child = spawn(process.execPath, [ENTRY], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.ownProcessGroup === true,
     });
-    this.child.stdout!.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      if (!(options.forgetOutput && this.listens)) this.stdout += chunk.toString();
+    });
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => resolve({ code, signal })),
@@ -72,7 +89,10 @@ export class ServiceProcess {
     void this.exited.then(() => (exited = true));
     for (;;) {
       const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
-      if (match) return match[1].replace('localhost', '127.0.0.1');
+      if (match) {
+        this.listens = true;
+        return match[1].replace('localhost', '127.0.0.1');
+      }
       if (exited || Date.now() > deadline) {
         throw new Error(`the service did not start:\n${this.stdout}\n${this.stderr}`);
       }
@@ -80,8 +100,19 @@ export class ServiceProcess {
     }
   }
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   signal(signal: NodeJS.Signals): void {
     this.child.kill(signal);
+  }
+
+  /** kill -9 of the service's whole process group (it must have been started in its own). */
+  killProcessGroup(): void {
+    if (!this.options.ownProcessGroup)
+      throw new Error('the service has no process group of its own');
+    process.kill(-this.child.pid!, 'SIGKILL');
   }
 
   /** Ends the service if it is still running (SIGKILL), for test clean-up. */
@@ -93,8 +124,9 @@ export class ServiceProcess {
 
 export async function startService(
   env: Record<string, string>,
+  options?: ServiceOptions,
 ): Promise<{ service: ServiceProcess; url: string }> {
-  const service = new ServiceProcess(env);
+  const service = new ServiceProcess(env, options);
   try {
     return { service, url: await service.listening() };
   } catch (error) {

@@ -9,6 +9,11 @@ export interface TestDatabase {
   url: string;
   /** Runs SQL directly, to check what is really stored. */
   query<Row = Record<string, unknown>>(sql: string): Promise<Row[]>;
+  /**
+   * Takes the database away from its clients, without touching the shared server: it
+   * refuses new connections and its sessions are ended; or lets clients in again.
+   */
+  setReachable(reachable: boolean): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -22,6 +27,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     query: (sql) => runQuery(url.toString(), sql),
+    setReachable: async (reachable) => {
+      await runQuery(adminUrl, `ALTER DATABASE ${name} ALLOW_CONNECTIONS ${reachable}`);
+      if (!reachable) {
+        await runQuery(
+          adminUrl,
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`,
+        );
+      }
+    },
     drop: async () => {
       await runQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },

@@ -2,7 +2,7 @@ import { type NestApplicationOptions, UnsupportedMediaTypeException } from '@nes
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
-import { answerClientError } from '../filters/client-error.handler.js';
+import { answerClientError, answerRouterError } from '../filters/client-error.handler.js';
 import { parseJsonBody, stringifyJson } from '../json/json-codec.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
@@ -35,10 +35,11 @@ export function createHttpAdapter(): FastifyAdapter {
     // Fastify's own 503 during close() is not in the contract's error shape; the
     // shutdown drains instead (see src/shutdown).
     return503OnClosing: false,
-    clientErrorHandler: answerClientError,
     requestTimeout: HTTP_TIMEOUTS.requestMs,
     keepAliveTimeout: HTTP_TIMEOUTS.keepAliveMs,
     connectionTimeout: HTTP_TIMEOUTS.socketIdleMs,
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerRouterError,
     http: {
       headersTimeout: HTTP_TIMEOUTS.headersMs,
       connectionsCheckingInterval: HTTP_TIMEOUTS.checkIntervalMs,
