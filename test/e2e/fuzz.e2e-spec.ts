@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringifyJson } from '../../src/common/json/json-codec.js';
 import { INT64_MAX, INT64_MIN } from '../../src/common/validation/is-int64.decorator.js';
 import { decodePlantCursor, encodePlantCursor } from '../../src/plants/plant-cursor.js';
@@ -97,9 +97,6 @@ describe('fuzzing the plant operations (fast-check, fixed seed; npm run fuzz for
     );
     expect(stored).toEqual(Object.fromEntries(model.plants));
   };
-  beforeEach(() => {
-    expect(Object.prototype).not.toHaveProperty('polluted');
-  });
 
   describe('requests generated from the served OpenAPI document', () => {
     /** A body valid under NewPlant or PlantReplacement, unknown properties included. */
