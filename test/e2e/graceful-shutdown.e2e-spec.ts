@@ -4,10 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { issueToken, send, type ServiceProcess, startService } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  send,
+  type ServiceProcess,
+  startService,
+  startServiceOnTestDatabase,
+  type ServiceOnTestDatabase,
+} from '../support/built-service.js';
+import type { TestDatabase } from '../support/test-database.js';
 
 describe('graceful shutdown (the built service)', () => {
+  let started: ServiceOnTestDatabase;
   let database: TestDatabase;
   let service: ServiceProcess;
   let url: string;
@@ -15,16 +22,14 @@ describe('graceful shutdown (the built service)', () => {
   let lock: pg.Client;
 
   beforeEach(async () => {
-    database = await createTestDatabase();
-    ({ service, url } = await startService({ DATABASE_URL: database.url }));
-    token = await issueToken(database.url);
+    started = await startServiceOnTestDatabase();
+    ({ database, service, url, token } = started);
     lock = new pg.Client({ connectionString: database.url });
     await lock.connect();
   });
   afterEach(async () => {
     await lock.end();
-    await service.stop();
-    await database.drop();
+    await started.stop();
   });
 
   /** Creates a plant; resolves with "<status> <Connection header>" or the client's error. */

@@ -1,27 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freePort,
-  issueToken,
   send,
   ServiceProcess,
-  startService,
+  startServiceOnTestDatabase,
+  type ServiceOnTestDatabase,
 } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import type { TestDatabase } from '../support/test-database.js';
 
 describe('structured logs (the built service)', () => {
+  let started: ServiceOnTestDatabase;
   let database: TestDatabase;
   let service: ServiceProcess;
   let url: string;
   let token: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    ({ service, url } = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'trace' }));
-    token = await issueToken(database.url);
+    started = await startServiceOnTestDatabase({ LOG_LEVEL: 'trace' });
+    ({ database, service, url, token } = started);
   });
   afterAll(async () => {
-    await service.stop();
-    await database.drop();
+    await started.stop();
   });
 
   const createPlant = (headers: Record<string, string>) =>

@@ -1,7 +1,10 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueToken, send, type ServiceProcess, startService } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  send,
+  startServiceOnTestDatabase,
+  type ServiceOnTestDatabase,
+} from '../support/built-service.js';
 
 /** The longest a test waits for the server to close a connection. */
 const CLOSE_GUARD_MS = 45_000;
@@ -74,19 +77,16 @@ function expectRawError(answer: string, status: number, message: RegExp) {
 }
 
 describe('clients on raw connections: slow, greedy or malformed (the built service)', () => {
-  let database: TestDatabase;
-  let service: ServiceProcess;
+  let started: ServiceOnTestDatabase;
   let url: string;
   let token: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    ({ service, url } = await startService({ DATABASE_URL: database.url }));
-    token = await issueToken(database.url);
+    started = await startServiceOnTestDatabase();
+    ({ url, token } = started);
   });
   afterAll(async () => {
-    await service.stop();
-    await database.drop();
+    await started.stop();
   });
 
   const createPlant = (id: number) =>

@@ -2,9 +2,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueToken, type ServiceProcess, startService } from '../support/built-service.js';
+import {
+  startServiceOnTestDatabase,
+  type ServiceOnTestDatabase,
+} from '../support/built-service.js';
 import { plantBody, streamPlant } from '../support/plant-stream.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /**
  * `npm run soak`: the built service under a steady mixed load for SOAK_MINUTES (5)
@@ -47,22 +49,19 @@ function percentile(sorted: number[], fraction: number): number {
 const megabytes = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
 describe('soak: a steady mixed load for minutes (not in CI)', () => {
-  let database: TestDatabase;
-  let service: ServiceProcess;
+  let started: ServiceOnTestDatabase;
   let url: string;
   let token: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    ({ service, url } = await startService(
-      { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '0' },
+    started = await startServiceOnTestDatabase(
+      { RATE_LIMIT_PER_MINUTE: '0' },
       { forgetOutput: true },
-    ));
-    token = await issueToken(database.url);
+    );
+    ({ url, token } = started);
   });
   afterAll(async () => {
-    await service.stop();
-    await database.drop();
+    await started.stop();
   });
 
   it(`keeps memory flat and answers no 5xx for ${MINUTES} minutes`, async () => {

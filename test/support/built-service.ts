@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, 'dist/src/main.js');
@@ -127,6 +128,35 @@ export async function startService(
     return { service, url: await service.listening() };
   } catch (error) {
     await service.stop();
+    throw error;
+  }
+}
+
+export interface ServiceOnTestDatabase {
+  database: TestDatabase;
+  service: ServiceProcess;
+  url: string;
+  /** A token with both scopes, issued through the token CLI. */
+  token: string;
+  /** Ends the service and drops its database. */
+  stop(): Promise<void>;
+}
+
+/** The built service on a fresh database of its own, with a token to call it. */
+export async function startServiceOnTestDatabase(
+  env: Record<string, string> = {},
+  options?: ServiceOptions,
+): Promise<ServiceOnTestDatabase> {
+  const database = await createTestDatabase();
+  const { service, url } = await startService({ DATABASE_URL: database.url, ...env }, options);
+  const stop = async () => {
+    await service.stop();
+    await database.drop();
+  };
+  try {
+    return { database, service, url, token: await issueToken(database.url), stop };
+  } catch (error) {
+    await stop();
     throw error;
   }
 }
