@@ -24,4 +24,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # The same command as `npm run start:prod` (a test keeps them equal); the V8 heap settings
 # keep the service under load below 150 MiB (docs/performance.md).
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=30", "dist/src/main.js"]

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const PREFIX = 'pst_';
 /** 256 bits of randomness per token. */
@@ -14,5 +14,5 @@ export function generateTokenSecret(): string {
  * fast unsalted SHA-256 is enough and lets a token be found by its hash.
  */
 export function hashTokenSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }

@@ -19,6 +19,9 @@ export class RequestLogService implements OnModuleInit {
 
   private log(request: FastifyRequest, reply: FastifyReply): void {
     const status = reply.statusCode;
+    const level = status >= 500 ? 'error' : 'info';
+    // Runs for every request: nothing is built for a line the level would drop.
+    if (!PinoLogger.root.isLevelEnabled(level)) return;
     const line = {
       requestId: request.id,
       method: request.method,
@@ -28,7 +31,6 @@ export class RequestLogService implements OnModuleInit {
       durationMs: Math.round(reply.elapsedTime * 10) / 10,
       ...(reply.raw.writableFinished ? {} : { aborted: true }),
     };
-    const level = status >= 500 ? 'error' : 'info';
     PinoLogger.root[level](line, 'request completed');
   }
 }

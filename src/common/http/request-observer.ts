@@ -12,15 +12,28 @@ export interface RequestObserver {
   finished(request: FastifyRequest, reply: FastifyReply): void;
 }
 
+/** Per server, the observers its one request hook calls. */
+const observersByServer = new WeakMap<FastifyInstance, RequestObserver[]>();
+
 /**
  * Watches every request the server routes, 404s and errors included. The socket's
  * `close` fires exactly once whether the response finished or the client aborted,
- * which Fastify's `onResponse` hook does not promise.
+ * which Fastify's `onResponse` hook does not promise. However many observers there
+ * are, a request gets one hook call and one listener: this runs for every request.
  */
 export function observeRequests(fastify: FastifyInstance, observer: RequestObserver): void {
+  const known = observersByServer.get(fastify);
+  if (known) {
+    known.push(observer);
+    return;
+  }
+  const observers = [observer];
+  observersByServer.set(fastify, observers);
   fastify.addHook('onRequest', (request, reply, done) => {
-    observer.started?.(request);
-    reply.raw.once('close', () => observer.finished(request, reply));
+    for (const each of observers) each.started?.(request);
+    reply.raw.once('close', () => {
+      for (const each of observers) each.finished(request, reply);
+    });
     done();
   });
 }
