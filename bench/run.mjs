@@ -126,6 +126,17 @@ async function rssMiB(pid) {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)[1]) / 1024;
 }
 
+/**
+ * The machine's CPU time so far (/proc/stat), with the part the hypervisor gave to other
+ * guests (steal). On a shared host the steal share explains much of the run-to-run noise.
+ */
+async function machineTicks() {
+  const [cpu] = (await readFile('/proc/stat', 'utf8')).split('\n', 1);
+  // user nice system idle iowait irq softirq steal (guest time is already in user).
+  const fields = cpu.split(/\s+/).slice(1, 9).map(Number);
+  return { total: fields.reduce((sum, ticks) => sum + ticks, 0), steal: fields[7] };
+}
+
 /** The PostgreSQL backends serving the bench database (other databases are not ours). */
 async function backendPids() {
   const { rows } = await monitor.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
@@ -216,6 +227,7 @@ async function measure(server, operation, token, connections) {
   const backends = backendTicks();
   await backends.sample();
   const serverTicksBefore = await cpuTicks(server.child.pid);
+  const machineBefore = await machineTicks();
   let peakRss = 0;
   const sampler = setInterval(async () => {
     peakRss = Math.max(peakRss, await rssMiB(server.child.pid).catch(() => 0));
@@ -235,6 +247,7 @@ async function measure(server, operation, token, connections) {
     latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))];
   clearInterval(sampler);
   const serverTicks = (await cpuTicks(server.child.pid)) - serverTicksBefore;
+  const machineAfter = await machineTicks();
   await backends.sample();
   const requests = result.requests.total;
   const cpuMicrosPerRequest = (ticks) => (ticks / CLOCK_TICKS_PER_SECOND / requests) * 1e6;
@@ -247,6 +260,9 @@ async function measure(server, operation, token, connections) {
     peakRssMiB: Math.max(peakRss, await rssMiB(server.child.pid)),
     serverCpuUsPerRequest: cpuMicrosPerRequest(serverTicks),
     databaseCpuUsPerRequest: cpuMicrosPerRequest(backends.total()),
+    stealPercent:
+      (100 * (machineAfter.steal - machineBefore.steal)) /
+      Math.max(1, machineAfter.total - machineBefore.total),
   };
 }
 
@@ -341,7 +357,8 @@ async function main() {
           scenario[server.name].push(figures);
           log(
             `${operation} c=${connections} round ${round} ${server.name}: ` +
-              `${figures.requestsPerSecond.toFixed(0)} req/s, p99 ${figures.p99Ms.toFixed(1)} ms`,
+              `${figures.requestsPerSecond.toFixed(0)} req/s, p99 ${figures.p99Ms.toFixed(1)} ms, ` +
+              `steal ${figures.stealPercent.toFixed(0)} %`,
           );
         }
       }
@@ -389,6 +406,7 @@ function table({ scenarios, startToReadyMs }) {
     'RSS MiB',
     'CPU µs/req server',
     'CPU µs/req PG',
+    'steal %',
     'non-2xx',
   ];
   const rows = [];
@@ -409,6 +427,7 @@ function table({ scenarios, startToReadyMs }) {
         s.peakRssMiB.toFixed(0),
         s.serverCpuUsPerRequest.toFixed(0),
         s.databaseCpuUsPerRequest.toFixed(0),
+        s.stealPercent.toFixed(0),
         String(s.non2xx + s.errors),
       ]);
     }
