@@ -50,6 +50,16 @@ class EnvironmentVariables {
 /** The environment variables the service reads. */
 export const CONFIG_VARIABLES = Object.keys(new EnvironmentVariables());
 
+/**
+ * The password of a URL-like value (`scheme://user:password@host`, or without the scheme)
+ * as `***`, so that a rejected DATABASE_URL is never echoed with its secret. Up to the last
+ * `@`: a password may hold `@`, `/` or spaces when the value is malformed.
+ */
+export function redactPassword(value: string): string {
+  const scheme = /^[^:/@]*:\/\//.exec(value)?.[0] ?? '';
+  return scheme + value.slice(scheme.length).replace(/^([^:@]*):.*@/s, '$1:***@');
+}
+
 /** Raised when the environment holds a value the service cannot run with. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -88,7 +98,7 @@ export class AppConfig {
     if (error) {
       const reason = Object.values(error.constraints ?? {})[0];
       throw new ConfigError(
-        `Invalid configuration: ${reason} (got ${JSON.stringify(String(error.value))})`,
+        `Invalid configuration: ${reason} (got ${JSON.stringify(redactPassword(String(error.value)))})`,
       );
     }
     return new AppConfig(env);

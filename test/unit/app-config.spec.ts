@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AppConfig, ConfigError } from '../../src/config/app-config.js';
+import { AppConfig, ConfigError, redactPassword } from '../../src/config/app-config.js';
 
 describe('AppConfig.fromEnvironment', () => {
   it('has defaults for everything', () => {
@@ -52,5 +52,29 @@ describe('AppConfig.fromEnvironment', () => {
   ])('refuses %j with one line naming the variable', (env, message) => {
     expect(() => AppConfig.fromEnvironment(env)).toThrow(ConfigError);
     expect(() => AppConfig.fromEnvironment(env)).toThrow(message);
+  });
+
+  it.each([
+    'mysql://admin:hunter2@db:3306/plants',
+    'postgres://admin:hunter 2@db/plants',
+    'postgres//admin:hunter2@db/plants',
+    'admin:hunter2@db/plants',
+  ])('never echoes the password of a rejected DATABASE_URL (%s)', (url) => {
+    expect(() => AppConfig.fromEnvironment({ DATABASE_URL: url })).toThrow(
+      /DATABASE_URL must be a postgres:\/\/ URL.*\(got ".*admin:\*\*\*@db.*"\)$/,
+    );
+    expect(() => AppConfig.fromEnvironment({ DATABASE_URL: url })).not.toThrow(/hunter/);
+  });
+});
+
+describe('redactPassword', () => {
+  it.each([
+    ['postgres://u:secret@host:5432/db', 'postgres://u:***@host:5432/db'],
+    ['postgres://u:p@ss/w@rd@host/db', 'postgres://u:***@host/db'],
+    ['postgres://:secret@host/db', 'postgres://:***@host/db'],
+    ['postgres://u@host/db', 'postgres://u@host/db'],
+    ['postgres://host:5432/db', 'postgres://host:5432/db'],
+  ])('%s → %s', (value, redacted) => {
+    expect(redactPassword(value)).toBe(redacted);
   });
 });
