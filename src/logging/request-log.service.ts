@@ -2,11 +2,15 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
+import type { AuthenticatedRequest } from '../auth/bearer-auth.guard.js';
 import { observeRequests, routePattern } from '../common/http/request-observer.js';
 
 /**
  * One line per request: request id, method, route pattern, path (never the query
- * string, where a careless client might put a token), status and duration.
+ * string, where a careless client might put a token), status, duration, the client's
+ * address and, once the bearer guard has verified it, the token's id and name (never its
+ * secret). The address is the socket's peer: X-Forwarded-For is anyone's to write, and
+ * there is no trusted proxy.
  */
 @Injectable()
 export class RequestLogService implements OnModuleInit {
@@ -22,6 +26,8 @@ export class RequestLogService implements OnModuleInit {
     const level = status >= 500 ? 'error' : 'info';
     // Runs for every request: nothing is built for a line the level would drop.
     if (!PinoLogger.root.isLevelEnabled(level)) return;
+    // Set by the bearer guard once it has verified the token.
+    const { user } = request as Partial<AuthenticatedRequest>;
     const line = {
       requestId: request.id,
       method: request.method,
@@ -29,6 +35,8 @@ export class RequestLogService implements OnModuleInit {
       path: request.url.split('?', 1)[0],
       status,
       durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      clientAddress: request.socket.remoteAddress,
+      ...(user && { tokenId: user.tokenId, tokenName: user.tokenName }),
       ...(reply.raw.writableFinished ? {} : { aborted: true }),
     };
     PinoLogger.root[level](line, 'request completed');

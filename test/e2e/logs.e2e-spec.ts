@@ -53,6 +53,31 @@ describe('structured logs (the built service)', () => {
       ]);
   });
 
+  it('names the client address on every line, and the token on lines of authenticated requests', async () => {
+    const [authenticated, rejected, spoofed] = await Promise.all([
+      createPlant({ authorization: `Bearer ${token}`, 'x-request-id': 'log-client-ok' }),
+      createPlant({ authorization: 'Bearer unknown-token', 'x-request-id': 'log-client-401' }),
+      createPlant({ 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'log-client-spoofed' }),
+    ]);
+    expect([authenticated.status, rejected.status, spoofed.status]).toEqual([200, 401, 401]);
+    const lineOf = (requestId: string) =>
+      service.logLines().find((line) => line.requestId === requestId);
+    await expect.poll(() => lineOf('log-client-spoofed')).toBeDefined();
+    await expect.poll(() => lineOf('log-client-ok')).toBeDefined();
+
+    expect(lineOf('log-client-ok')).toMatchObject({
+      clientAddress: '127.0.0.1',
+      tokenId: expect.any(String),
+      tokenName: 'ops-test',
+    });
+    for (const unauthenticated of ['log-client-401', 'log-client-spoofed']) {
+      const line = lineOf(unauthenticated)!;
+      expect(line).toMatchObject({ status: 401, clientAddress: '127.0.0.1' });
+      expect(line).not.toHaveProperty('tokenId');
+      expect(line).not.toHaveProperty('tokenName');
+    }
+  });
+
   it('never writes the Authorization header or a token, valid or not', async () => {
     const rejected = 'not-a-real-token-but-a-secret-anyway';
     expect((await createPlant({ authorization: `Bearer ${rejected}` })).status).toBe(401);
