@@ -1,8 +1,14 @@
-export interface BatchingLimits {
+export interface BatchingOptions {
   /** Statements in flight at once; further items wait and go out together. */
   concurrency: number;
   /** Items in one statement at most. */
   maxBatch: number;
+  /**
+   * Whether a statement's error may come from one of its items alone (a value the
+   * database refuses): the batch is then split in halves, and each half written again,
+   * until every item has its own outcome or error. Unset: the error settles the batch.
+   */
+  isItemError?(error: unknown): boolean;
 }
 
 interface Waiting<Item, Outcome> {
@@ -18,7 +24,8 @@ interface Waiting<Item, Outcome> {
  * company. Each item is settled only when the statement that carried it has finished
  * (committed, for an autocommitted write), with its own outcome, or with that
  * statement's error. A statement sent after an item was submitted sees everything
- * committed before, so batching never serves a stale read.
+ * committed before, so batching never serves a stale read. A batch that failed as a whole
+ * wrote nothing (one statement), so writing its halves again is safe.
  */
 export class BatchingQueue<Item, Outcome> {
   private readonly waiting: Waiting<Item, Outcome>[] = [];
@@ -29,30 +36,37 @@ export class BatchingQueue<Item, Outcome> {
    */
   constructor(
     private readonly write: (items: Item[]) => Promise<Outcome[]>,
-    private readonly limits: BatchingLimits,
+    private readonly options: BatchingOptions,
   ) {}
 
   submit(item: Item): Promise<Outcome> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (this.inFlight < this.limits.concurrency) this.flush();
+      if (this.inFlight < this.options.concurrency) this.flush();
     });
   }
 
   private flush(): void {
-    const batch = this.waiting.splice(0, this.limits.maxBatch);
+    const batch = this.waiting.splice(0, this.options.maxBatch);
     this.inFlight++;
-    // `write` is called inside the promise chain, so that even a synchronous throw
-    // settles this batch instead of escaping.
-    Promise.resolve(batch.map(({ item }) => item))
-      .then(this.write)
-      .then(
-        (outcomes) => batch.forEach(({ resolve }, index) => resolve(outcomes[index])),
-        (error: unknown) => batch.forEach(({ reject }) => reject(error)),
-      )
-      .finally(() => {
-        this.inFlight--;
-        if (this.waiting.length > 0) this.flush();
-      });
+    void this.settle(batch).finally(() => {
+      this.inFlight--;
+      if (this.waiting.length > 0) this.flush();
+    });
+  }
+
+  private async settle(batch: Waiting<Item, Outcome>[]): Promise<void> {
+    try {
+      // Awaited inside the try, so that even a synchronous throw settles this batch.
+      const outcomes = await this.write(batch.map(({ item }) => item));
+      batch.forEach(({ resolve }, index) => resolve(outcomes[index]));
+    } catch (error) {
+      if (batch.length > 1 && this.options.isItemError?.(error)) {
+        const half = Math.ceil(batch.length / 2);
+        await Promise.all([this.settle(batch.slice(0, half)), this.settle(batch.slice(half))]);
+      } else {
+        batch.forEach(({ reject }) => reject(error));
+      }
+    }
   }
 }

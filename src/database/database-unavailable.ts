@@ -35,11 +35,39 @@ const UNAVAILABLE_MESSAGES =
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseUnavailableError) return true;
-  const cause: unknown = error instanceof QueryFailedError ? error.driverError : error;
+  const cause = driverErrorOf(error);
   if (!(cause instanceof Error)) return false;
   const { code } = cause as NodeJS.ErrnoException;
   if (typeof code === 'string') {
     return UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODES.has(code);
   }
   return UNAVAILABLE_MESSAGES.test(cause.message);
+}
+
+/** What pg raised, whether it reached us directly or wrapped by TypeORM. */
+function driverErrorOf(error: unknown): unknown {
+  return error instanceof QueryFailedError ? error.driverError : error;
+}
+
+function sqlStateOf(error: unknown): string | undefined {
+  const { code } = (driverErrorOf(error) ?? {}) as { code?: unknown };
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * A data exception (SQLSTATE class 22): a value the statement carried is one the database
+ * refuses. In a batch, one item's value fails the whole statement.
+ */
+export function isDataException(error: unknown): boolean {
+  return sqlStateOf(error)?.startsWith('22') === true;
+}
+
+/**
+ * A character the database's encoding cannot represent (an emoji in a LATIN1 database):
+ * untranslatable_character (22P05) or character_not_in_repertoire (22021). The client's
+ * fault, not the service's: a 400.
+ */
+export function isUnstorableCharacter(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  return code === '22P05' || code === '22021';
 }

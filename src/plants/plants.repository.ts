@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
 import { BatchingQueue } from '../database/batching-queue.js';
+import { isDataException } from '../database/database-unavailable.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { Plant } from './entities/plant.entity.js';
 
@@ -55,7 +56,7 @@ export class PlantsRepository {
   private readonly pool: pg.Pool;
   private readonly inserts = new BatchingQueue<Plant, boolean>(
     (plants) => this.insertBatch(plants),
-    { concurrency: CONCURRENCY, maxBatch: MAX_BATCH },
+    { concurrency: CONCURRENCY, maxBatch: MAX_BATCH, isItemError: isDataException },
   );
   private readonly reads = new BatchingQueue<bigint, Plant | null>((ids) => this.findBatch(ids), {
     concurrency: CONCURRENCY,

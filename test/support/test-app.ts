@@ -8,7 +8,11 @@ import { createHttpAdapter, HTTP_APP_OPTIONS } from '../../src/common/http/http-
 import { AppConfig } from '../../src/config/app-config.js';
 import { API_DOCS_PATHS } from '../../src/openapi/serve-api-docs.js';
 import { type OpenApiContract, loadContracts } from './openapi-contract.js';
-import { createTestDatabase, type TestDatabase } from './test-database.js';
+import {
+  createTestDatabase,
+  type TestDatabase,
+  type TestDatabaseOptions,
+} from './test-database.js';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -39,8 +43,9 @@ export type Customize = (module: TestingModuleBuilder) => TestingModuleBuilder;
 export async function createTestApp(
   env: Record<string, string> = {},
   customize?: Customize,
+  databaseOptions?: TestDatabaseOptions,
 ): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase(databaseOptions);
   const app = await buildApp(
     AppConfig.fromEnvironment({
       LOG_LEVEL: 'silent',

@@ -17,11 +17,22 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+export interface TestDatabaseOptions {
+  /** A server encoding other than the server's default, e.g. LATIN1 (with the C locale). */
+  encoding?: string;
+}
+
 /** A new, empty database on the run's PostgreSQL server (see global-setup.ts). */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase({
+  encoding,
+}: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const adminUrl = inject('databaseAdminUrl');
   const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
-  await runQuery(adminUrl, `CREATE DATABASE ${name}`);
+  await runQuery(
+    adminUrl,
+    `CREATE DATABASE ${name}` +
+      (encoding ? ` ENCODING '${encoding}' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` : ''),
+  );
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {

@@ -111,4 +111,45 @@ describe('BatchingQueue', () => {
     );
     await expect(commits.submit(1)).rejects.toThrow('bad batch');
   });
+
+  it('splits a batch that one item failed until each item has its own outcome', async () => {
+    const refused = new Error('value refused');
+    // A statement fails whenever it carries item 3; nothing of it is written then.
+    const write = (items: number[]) =>
+      items.includes(3)
+        ? Promise.reject(refused)
+        : Promise.resolve(items.map((item) => `stored ${item}`));
+    const sent: number[][] = [];
+    const commits = new BatchingQueue<number, string>((items) => (sent.push(items), write(items)), {
+      concurrency: 1,
+      maxBatch: 100,
+      isItemError: (error) => error === refused,
+    });
+    const results = [1, 2, 3, 4, 5].map((item) => tracked(commits.submit(item)));
+    await expect.poll(() => results.every((r) => r.settled)).toBe(true);
+
+    expect(results.map((r) => r.value ?? r.error)).toEqual([
+      'stored 1',
+      'stored 2',
+      refused,
+      'stored 4',
+      'stored 5',
+    ]);
+    expect(sent).toEqual([[1], [2, 3, 4, 5], [2, 3], [4, 5], [2], [3]]);
+  });
+
+  it('does not split a batch for an error no single item causes', async () => {
+    const { write, statements } = controlledWrite();
+    const commits = new BatchingQueue(write, {
+      concurrency: 1,
+      maxBatch: 100,
+      isItemError: () => false,
+    });
+    const results = [1, 2, 3].map((item) => tracked(commits.submit(item)));
+    await settle();
+    await statements[0].commit();
+    await statements[1].fail(new Error('connection lost'));
+    expect(statements).toHaveLength(2);
+    expect(results.map((r) => r.settled)).toEqual([true, true, true]);
+  });
 });

@@ -8,7 +8,10 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { isDatabaseUnavailable } from '../../database/database-unavailable.js';
+import {
+  isDatabaseUnavailable,
+  isUnstorableCharacter,
+} from '../../database/database-unavailable.js';
 import { JsonBodyError } from '../json/json-codec.js';
 
 /** The contract's error shape: `error` repeats the HTTP status. */
@@ -75,6 +78,13 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     if (exception instanceof JsonBodyError) {
       return { status: HttpStatus.BAD_REQUEST, message: exception.message, headers: {} };
+    }
+    if (isUnstorableCharacter(exception)) {
+      return {
+        status: HttpStatus.BAD_REQUEST,
+        message: 'the name or tag contains a character the database cannot store',
+        headers: {},
+      };
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(`the database is unavailable: ${(exception as Error).message}`);
