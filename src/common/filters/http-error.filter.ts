@@ -7,11 +7,12 @@ import {
   HttpStatus,
   Logger,
 } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   isDatabaseUnavailable,
   isUnstorableCharacter,
 } from '../../database/database-unavailable.js';
+import { lingerAfterAnswer } from '../http/lingering-close.js';
 import { JsonBodyError } from '../json/json-codec.js';
 
 /** The contract's error shape: `error` repeats the HTTP status. */
@@ -61,6 +62,10 @@ export class HttpErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, message, headers } = this.shape(exception);
+    // Refused while its body streams in: the client must get to read this answer.
+    if (status === HttpStatus.PAYLOAD_TOO_LARGE) {
+      lingerAfterAnswer(host.switchToHttp().getRequest<FastifyRequest>().raw, reply.raw);
+    }
     const body: ErrorBody = { error: status, message };
     reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
   }

@@ -4,7 +4,6 @@ import type { FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { answerClientError, answerRouterError } from '../filters/client-error.handler.js';
 import { parseJsonBody, stringifyJson } from '../json/json-codec.js';
-import { lingerAfterRefusedBody } from './lingering-close.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /** A plant is well under 2 KiB; anything much larger is refused (413) while it streams in. */
@@ -76,6 +75,5 @@ export function configureHttp(app: NestFastifyApplication): NestFastifyApplicati
     reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
-  fastify.addHook('onResponse', lingerAfterRefusedBody);
   return app;
 }
