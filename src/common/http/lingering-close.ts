@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * How long a connection refused for its body stays open after the answer: long enough for
  * a client still writing to read it, short enough not to hold the connection.
  */
-export const LINGER_MS = 2_000;
+const LINGER_MS = 2_000;
 
 /**
  * For an answer sent before the request's body was read (a 413): Node ends such a
