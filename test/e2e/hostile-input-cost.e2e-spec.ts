@@ -13,6 +13,9 @@ const PROBE_LIMIT_MS = 100;
 /** Copies of each hostile request sent back to back, so that processing spans the probes. */
 const COPIES = 3;
 const ATTEMPTS = 3;
+/** A probe slower than this was held by the service, not by a busy machine. */
+const NOISE_CEILING_MS = 1_000;
+const isNoise = (probeMs: number) => probeMs >= PROBE_LIMIT_MS && probeMs < NOISE_CEILING_MS;
 /** Room under Node's 16 KiB header limit for the request line and the other headers. */
 const HEADER_BUDGET = 15_000;
 
@@ -144,31 +147,31 @@ describe('hostile input costs linear time: the service stays responsive (the bui
    * /health/live one probe after the other until every copy is answered: an event loop
    * blocked by any copy delays the probe in flight. Other work on a shared machine can
    * delay a probe too, so this is done up to ATTEMPTS times and the calmest one counts;
-   * a request that blocks the loop delays a probe in every attempt.
+   * a request that blocks the loop delays a probe in every attempt, and by more than
+   * NOISE_CEILING_MS is not tried again.
    */
   async function probeWhileProcessing(name: string, request: () => Promise<Answer>) {
-    let calmest = { answers: [] as Answer[], slowestProbeMs: Infinity };
-    for (
-      let attempt = 0;
-      attempt < ATTEMPTS && calmest.slowestProbeMs >= PROBE_LIMIT_MS;
-      attempt++
-    ) {
-      const answers = Promise.all(Array.from({ length: COPIES }, request));
-      let answered = false;
-      void answers.finally(() => (answered = true));
-      const probesMs: number[] = [];
-      do {
-        const probeStarted = performance.now();
-        const probe = await send(`${url}/health/live`);
-        probesMs.push(performance.now() - probeStarted);
-        expect(probe.status).toBe(200);
-      } while (!answered);
-      const slowestProbeMs = Math.max(...probesMs);
-      if (slowestProbeMs < calmest.slowestProbeMs)
-        calmest = { answers: await answers, slowestProbeMs };
+    let calmest = await burstWithProbes(request);
+    for (let attempt = 1; attempt < ATTEMPTS && isNoise(calmest.slowestProbeMs); attempt++) {
+      const next = await burstWithProbes(request);
+      if (next.slowestProbeMs < calmest.slowestProbeMs) calmest = next;
     }
     slowestProbes[name] = Math.round(calmest.slowestProbeMs);
     return calmest;
+  }
+
+  async function burstWithProbes(request: () => Promise<Answer>) {
+    const answers = Promise.all(Array.from({ length: COPIES }, request));
+    let answered = false;
+    void answers.finally(() => (answered = true));
+    const probesMs: number[] = [];
+    do {
+      const probeStarted = performance.now();
+      const probe = await send(`${url}/health/live`);
+      probesMs.push(performance.now() - probeStarted);
+      expect(probe.status).toBe(200);
+    } while (!answered);
+    return { answers: await answers, slowestProbeMs: Math.max(...probesMs) };
   }
 
   function expectRefusedInErrorShape(answers: Answer[], status?: number) {
