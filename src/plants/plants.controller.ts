@@ -22,6 +22,7 @@ import {
 import type { FastifyReply } from 'fastify';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
 import { BODY_LIMIT_BYTES } from '../common/http/http-app.js';
+import { routePattern } from '../common/http/request-observer.js';
 import {
   ApiDatabaseUnavailableResponse,
   ApiErrorResponse,
@@ -146,8 +147,12 @@ export class PlantsController {
   }
 }
 
+/**
+ * A relative URL on the route's own path: the request target may be in absolute form
+ * (`GET http://evil.example/plants`), and echoing it would point clients elsewhere.
+ */
 function nextPageUrl(reply: FastifyReply, { limit, tag }: ListPlantsQueryDto, cursor: string) {
-  const path = reply.request.url.split('?')[0];
+  const path = routePattern(reply.request);
   const query = new URLSearchParams({ limit: String(limit) });
   if (tag !== undefined) query.set('tag', tag);
   query.set('cursor', cursor);

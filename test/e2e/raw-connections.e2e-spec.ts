@@ -255,6 +255,17 @@ describe('clients on raw connections: slow, greedy or malformed (the built servi
     },
   );
 
+  it("links the next page of GET /plants by the route's own path, not by an absolute-form request target", async () => {
+    for (const id of [9_001, 9_002]) expect((await createPlant(id)).status).toBe(200);
+    const { answer } = await exchange(
+      url,
+      'GET http://evil.example/plants?limit=1 HTTP/1.1\r\nHost: evil.example\r\n' +
+        `Authorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/^link: <\/plants\?limit=1&cursor=[A-Za-z0-9_-]+>; rel="next"\r$/im);
+  });
+
   it.each([
     ['a request line that is not HTTP', 'GARBAGE\r\n\r\n', 400, /not valid HTTP/],
     [

@@ -68,6 +68,10 @@ const integerLiteral = (value: bigint) =>
     ...(value === 0n ? ['-0', '0.0e5'] : []),
   );
 
+const zeros = (count: number) => '0'.repeat(count);
+const wideObject = (keys: number) =>
+  `{${Array.from({ length: keys }, (_, index) => `"k${index}":${index}`).join(',')}}`;
+
 const nestedArrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const nestedObjects = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
@@ -84,6 +88,19 @@ const ignoredMember = fc.oneof(
     '"tiny":-1e-999999',
   ),
   fc.nat({ max: 2_000 }).map((digits) => `"long":1${'0'.repeat(digits)}`),
+  // Digit runs with zeros inside cost quadratic time to a backtracking regular expression.
+  fc.nat({ max: 15_000 }).map((count) => `"innerZeros":1${zeros(count)}1`),
+  fc.nat({ max: 15_000 }).map((count) => `"fraction":1.${zeros(count)}1`),
+  fc.nat({ max: 15_000 }).map((count) => `"exponent":1e-${zeros(count)}1`),
+  fc.constantFrom('"hugeExponent":1e999999999', '"tinyExponent":-1e-999999999'),
+  fc.nat({ max: 2_500 }).map((count) => `"escapes":"${'\\u0000'.repeat(count)}"`),
+  fc.nat({ max: 5_000 }).map((count) => `"backslashes":"${'\\\\'.repeat(count)}"`),
+  fc.nat({ max: 1_000 }).map((keys) => `"wide":${wideObject(keys)}`),
+  // Duplicate keys with the very same value are allowed, however many and however big.
+  fc.nat({ max: 2_000 }).map((count) => `"duplicates":{${'"a":0,'.repeat(count)}"a":0}`),
+  fc
+    .integer({ min: 1, max: 300 })
+    .map((keys) => `"bigDuplicates":{"a":${wideObject(keys)},"a":${wideObject(keys)}}`),
   // The plant itself is the first level.
   fc.integer({ min: 1, max: MAX_JSON_DEPTH - 1 }).map((depth) => `"deep":${nestedArrays(depth)}`),
   fc
@@ -127,6 +144,11 @@ const BAD_IDS = [
   `${INT64_MIN - 1n}`,
   '1e400',
   `1${'0'.repeat(30_000)}`,
+  `1${zeros(30_000)}1`,
+  `1.${zeros(30_000)}1`,
+  `0.${zeros(30_000)}1`,
+  '1e999999999',
+  '1e-999999999',
   '1.5',
   '1e-400',
   '"1"',
@@ -188,6 +210,9 @@ const invalidBody = (ids: fc.Arbitrary<bigint>): fc.Arbitrary<HostileBody> =>
         .chain((depth) => fc.constantFrom(nestedArrays(depth), nestedObjects(depth)))
         .map((deep) => refused(write(id, name, `${tag},"deep":${deep}`))),
       fc.constant(refused(write(id, name, `${tag},"name":""`))),
+      fc
+        .integer({ min: 1, max: 5_000 })
+        .map((count) => refused(write(id, name, `${tag},${'"x":0,'.repeat(count)}"x":1`))),
       fc
         .constantFrom(...BAD_UTF8)
         .map((bytes) =>

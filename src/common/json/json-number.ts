@@ -2,6 +2,20 @@
 const NUMBER_LITERAL = /^-?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 /** Integers with more digits than this are outside int64 and are not materialised. */
 const MAX_INTEGER_DIGITS = 19;
+const ZERO = 0x30;
+
+/**
+ * Where the significant digits of `digits` start and end, scanned by hand: a regular
+ * expression such as `/0+$/` retries at every zero of a run and takes quadratic time on
+ * `1000…0001`, and a body reaches this before any guard runs.
+ */
+function significantBounds(digits: string): { start: number; end: number } {
+  let start = 0;
+  while (start < digits.length && digits.charCodeAt(start) === ZERO) start++;
+  let end = digits.length;
+  while (end > start && digits.charCodeAt(end - 1) === ZERO) end--;
+  return { start, end };
+}
 
 /**
  * Turns a JSON number literal into a JS value without losing what it says:
@@ -18,9 +32,9 @@ export function parseJsonNumber(literal: string): number | bigint {
   const [, integerPart, fraction = '', exponent = '0'] = match;
   const negative = literal.startsWith('-');
   const allDigits = integerPart + fraction;
-  const leadingZeros = allDigits.length - allDigits.replace(/^0+/, '').length;
-  const significant = allDigits.slice(leadingZeros).replace(/0+$/, '');
-  const pointPosition = integerPart.length - leadingZeros + Number(exponent);
+  const { start, end } = significantBounds(allDigits);
+  const significant = allDigits.slice(start, end);
+  const pointPosition = integerPart.length - start + Number(exponent);
 
   if (significant === '') return 0;
   const isInteger = significant.length <= pointPosition;

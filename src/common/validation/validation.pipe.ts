@@ -4,6 +4,7 @@ import {
   Injectable,
   ValidationPipe,
 } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 
 /**
  * Bodies and parameters become DTO instances checked against their decorators. A body
@@ -30,11 +31,30 @@ export class RequestValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && !isObject) {
       throw new BadRequestException('the request body must be a JSON object');
     }
-    return super.transform(value, metadata);
+    return super.transform(
+      metadata.type === 'body' && metadata.metatype
+        ? declaredMembers(value as object, metadata.metatype)
+        : value,
+      metadata,
+    );
   }
 
   /** A `bigint` parameter is no DTO: ParseInt64Pipe reads it. */
   protected override toValidate(metadata: ArgumentMetadata): boolean {
     return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
   }
+}
+
+/**
+ * The members of a body its DTO declares: the others would be dropped after validation
+ * anyway, and class-transformer's walk over them is quadratic in their keys (a 64 KiB
+ * body of thousands of keys held the event loop for 100 ms).
+ */
+function declaredMembers(body: object, dto: Function): object {
+  const declared = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(dto, '', true, false)
+      .map(({ propertyName }) => propertyName),
+  );
+  return Object.fromEntries(Object.entries(body).filter(([key]) => declared.has(key)));
 }

@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BODY_LIMIT_BYTES } from '../../src/common/http/http-app.js';
+import { MAX_JSON_DEPTH } from '../../src/common/json/json-codec.js';
+import {
+  type Answer,
+  send,
+  startServiceOnTestDatabase,
+  type ServiceOnTestDatabase,
+} from '../support/built-service.js';
+
+/** How long /health/live may take while hostile requests are processed. */
+const PROBE_LIMIT_MS = 100;
+/** Copies of each hostile request sent back to back, so that processing spans the probes. */
+const COPIES = 3;
+const ATTEMPTS = 3;
+/** A probe slower than this was held by the service, not by a busy machine. */
+const NOISE_CEILING_MS = 1_000;
+const isNoise = (probeMs: number) => probeMs >= PROBE_LIMIT_MS && probeMs < NOISE_CEILING_MS;
+/** Room under Node's 16 KiB header limit for the request line and the other headers. */
+const HEADER_BUDGET = 15_000;
+
+/** The largest `make(n)` whose body still fits the body limit; no plant (its name is empty). */
+function atBodyLimit(make: (n: number) => string): string {
+  const body = (n: number) => `{"name":"",${make(n)}}`;
+  let [fits, tooBig] = [0, BODY_LIMIT_BYTES];
+  while (tooBig - fits > 1) {
+    const middle = Math.floor((fits + tooBig) / 2);
+    if (Buffer.byteLength(body(middle)) <= BODY_LIMIT_BYTES) fits = middle;
+    else tooBig = middle;
+  }
+  return body(fits);
+}
+
+const zeros = (n: number) => '0'.repeat(n);
+const members = (count: number, member: (index: number) => string) =>
+  Array.from({ length: count }, (_, index) => member(index)).join(',');
+const wideObject = (keys: number) => `{${members(keys, (index) => `"k${index}":[1,2]`)}}`;
+
+/** The costliest bodies we could think of for each part of the JSON codec. */
+const HOSTILE_BODIES: Array<[string, string]> = [
+  ['an integer 1, zeros, 1', atBodyLimit((n) => `"n":1${zeros(n)}1`)],
+  ['a fraction 1., zeros, 1', atBodyLimit((n) => `"n":1.${zeros(n)}1`)],
+  ['an exponent 1e1, zeros, 1', atBodyLimit((n) => `"n":1e1${zeros(n)}1`)],
+  ['an exponent 1e-, zeros, 1', atBodyLimit((n) => `"n":1e-${zeros(n)}1`)],
+  ['as the id, 1, zeros, 1', atBodyLimit((n) => `"id":1${zeros(n)}1`)],
+  ['as the id, 1.0, zeros, 1e5', atBodyLimit((n) => `"id":1.0${zeros(n)}1e5`)],
+  ['many numbers 1, zeros, 1', atBodyLimit((n) => `"n":[${members(n, () => `1${zeros(60)}1`)}]`)],
+  ['the exponents 1e999999999 and 1e-999999999', '{"id":1e999999999,"name":"","n":1e-999999999}'],
+  ['a string of \\u0000 escapes', atBodyLimit((n) => `"s":"${'\\u0000'.repeat(n)}"`)],
+  ['a string of \\\\ escapes', atBodyLimit((n) => `"s":"${'\\\\'.repeat(n)}"`)],
+  [
+    'a string of escaped surrogate pairs',
+    atBodyLimit((n) => `"s":"${'\\ud83c\\udf35'.repeat(n)}"`),
+  ],
+  ['an object of thousands of keys', atBodyLimit((n) => `"w":{${members(n, (i) => `"k${i}":0`)}}`)],
+  [
+    'an object of thousands of index keys, descending',
+    atBodyLimit((n) => `"w":{${members(n, (i) => `"${n - i}":0`)}}`),
+  ],
+  [
+    'a key repeated thousands of times with one value',
+    atBodyLimit((n) => `"d":{${members(n, () => '"a":0')}}`),
+  ],
+  ['a key repeated with another value', atBodyLimit((n) => `"d":{"a":${wideObject(n)},"a":0}`)],
+  [
+    'a key repeated with one big value',
+    atBodyLimit((n) => `"d":{${members(n, () => `"a":${wideObject(500)}`)}}`),
+  ],
+  [
+    'the whole plant repeated with one big value',
+    atBodyLimit((n) => members(n, () => `"big":${wideObject(300)}`)),
+  ],
+  [
+    'arrays nested as deep as allowed',
+    atBodyLimit(
+      (n) =>
+        `"deep":${'['.repeat(MAX_JSON_DEPTH - 1)}${members(n, () => '0')}${']'.repeat(MAX_JSON_DEPTH - 1)}`,
+    ),
+  ],
+  [
+    'arrays nested deeper than allowed',
+    `${'['.repeat(BODY_LIMIT_BYTES / 2)}${']'.repeat(BODY_LIMIT_BYTES / 2)}`,
+  ],
+];
+
+const base64url = (text: string) => Buffer.from(text).toString('base64url');
+
+/** Query strings and headers as long as Node takes them, aimed at what reads them. */
+const HOSTILE_TARGETS: Array<[string, string, Record<string, string>]> = [
+  ['a limit 1, zeros, 1', `/plants?limit=1${zeros(HEADER_BUDGET)}1`, {}],
+  ['a cursor of 1, zeros, 1', `/plants?cursor=${base64url(`1${zeros(HEADER_BUDGET * 0.7)}1`)}`, {}],
+  [
+    'a cursor of 1.0, zeros, 1',
+    `/plants?cursor=${base64url(`1.0${zeros(HEADER_BUDGET * 0.7)}1`)}`,
+    {},
+  ],
+  [
+    'a cursor of nines and a letter',
+    `/plants?cursor=${base64url(`${'9'.repeat(HEADER_BUDGET * 0.7)}x`)}`,
+    {},
+  ],
+  ['a long tag of escapes', `/plants?tag=${'%00'.repeat(HEADER_BUDGET / 3)}`, {}],
+  [
+    'thousands of query parameters',
+    `/plants?${members(HEADER_BUDGET / 6, (i) => `t${i}=1`)}&limit=0`,
+    {},
+  ],
+  [
+    'a query parameter repeated thousands of times',
+    `/plants?${'tag=a&'.repeat(HEADER_BUDGET / 6)}`,
+    {},
+  ],
+  ['an id path parameter 1, zeros, 1', `/plants/1${zeros(98)}1`, {}],
+  ['a long path', `/plants/${'%30'.repeat(HEADER_BUDGET / 3)}`, {}],
+  ['a long sane X-Request-Id', '/plants/x', { 'x-request-id': 'a'.repeat(HEADER_BUDGET) }],
+  [
+    'a long X-Request-Id, sane but for its end',
+    '/plants/x',
+    { 'x-request-id': `${'a'.repeat(HEADER_BUDGET)}!` },
+  ],
+];
+
+/** Authorization headers the bearer parsing must take apart in linear time. */
+const HOSTILE_AUTHORIZATIONS: Array<[string, string]> = [
+  ['a long bearer token', `Bearer ${'a'.repeat(HEADER_BUDGET)}`],
+  ['a bearer token of spaces', `Bearer${' '.repeat(HEADER_BUDGET)}x`],
+  ['a long scheme', `${'Bearer'.repeat(HEADER_BUDGET / 6)} x`],
+];
+
+describe('hostile input costs linear time: the service stays responsive (the built service)', () => {
+  let started: ServiceOnTestDatabase;
+  let url: string;
+  let token: string;
+  const slowestProbes: Record<string, number> = {};
+
+  beforeAll(async () => {
+    started = await startServiceOnTestDatabase();
+    ({ url, token } = started);
+  });
+  afterAll(async () => {
+    await started?.stop();
+    console.info('slowest /health/live probe per hostile request (ms):', slowestProbes);
+  });
+
+  /**
+   * Sends COPIES of a request back to back and, on another connection, probes
+   * /health/live one probe after the other until every copy is answered: an event loop
+   * blocked by any copy delays the probe in flight. Other work on a shared machine can
+   * delay a probe too, so this is done up to ATTEMPTS times and the calmest one counts;
+   * a request that blocks the loop delays a probe in every attempt, and by more than
+   * NOISE_CEILING_MS is not tried again.
+   */
+  async function probeWhileProcessing(name: string, request: () => Promise<Answer>) {
+    let calmest = await burstWithProbes(request);
+    for (let attempt = 1; attempt < ATTEMPTS && isNoise(calmest.slowestProbeMs); attempt++) {
+      const next = await burstWithProbes(request);
+      if (next.slowestProbeMs < calmest.slowestProbeMs) calmest = next;
+    }
+    slowestProbes[name] = Math.round(calmest.slowestProbeMs);
+    return calmest;
+  }
+
+  async function burstWithProbes(request: () => Promise<Answer>) {
+    const answers = Promise.all(Array.from({ length: COPIES }, request));
+    let answered = false;
+    void answers.finally(() => (answered = true));
+    const probesMs: number[] = [];
+    do {
+      const probeStarted = performance.now();
+      const probe = await send(`${url}/health/live`);
+      probesMs.push(performance.now() - probeStarted);
+      expect(probe.status).toBe(200);
+    } while (!answered);
+    return { answers: await answers, slowestProbeMs: Math.max(...probesMs) };
+  }
+
+  function expectRefusedInErrorShape(answers: Answer[], status?: number) {
+    for (const answer of answers) {
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBeLessThan(500);
+      if (status !== undefined) expect(answer.status).toBe(status);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: answer.status,
+        message: expect.any(String),
+      });
+    }
+  }
+
+  const post =
+    (body: string, headers: Record<string, string> = {}) =>
+    () =>
+      send(`${url}/plants`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+  const get =
+    (target: string, headers: Record<string, string> = {}) =>
+    () =>
+      send(`${url}${target}`, { headers });
+
+  describe.each([
+    ['without a token', () => ({})],
+    ['with a token', () => ({ authorization: `Bearer ${token}` })],
+  ])('%s', (who, credentials) => {
+    it.each(HOSTILE_BODIES)('POST /plants with %s', async (shape, body) => {
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+      const { answers, slowestProbeMs } = await probeWhileProcessing(
+        `${who}: POST ${shape}`,
+        post(body, credentials()),
+      );
+      expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
+      expectRefusedInErrorShape(answers);
+    });
+
+    it.each(HOSTILE_TARGETS)('GET with %s', async (shape, target, headers) => {
+      const { answers, slowestProbeMs } = await probeWhileProcessing(
+        `${who}: GET ${shape}`,
+        get(target, { ...headers, ...credentials() }),
+      );
+      expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
+      expectRefusedInErrorShape(answers);
+    });
+  });
+
+  it.each(HOSTILE_AUTHORIZATIONS)('GET /plants with %s', async (shape, authorization) => {
+    const { answers, slowestProbeMs } = await probeWhileProcessing(
+      `Authorization: ${shape}`,
+      get('/plants', { authorization }),
+    );
+    expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
+    expectRefusedInErrorShape(answers, 401);
+  });
+});
