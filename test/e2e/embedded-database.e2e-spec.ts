@@ -1,14 +1,23 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokensService } from '../../src/auth/tokens.service.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { DatabaseServer } from '../../src/database/database-server.js';
+import { EmbeddedPostgresServer } from '../../src/database/embedded-postgres.js';
+import { loginEnvironment } from '../support/login-environment.js';
+import { postmasterPid as postmasterOf } from '../support/embedded-server.js';
 import { buildApp } from '../support/test-app.js';
+
+const quiet = { log: () => undefined };
+const runningAsRoot = process.getuid?.() === 0;
 
 describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR', () => {
   let privateDir: string;
@@ -67,5 +76,98 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
     expect(replay.statusCode).toBe(200);
     await owner.close();
     expect(existsSync(postmasterPid())).toBe(false);
+  });
+
+  it('is never stopped under the service by a process that started it first (the token CLI)', async () => {
+    const cli = await DatabaseServer.connect(config());
+    const service = await buildApp(config());
+    await cli.onApplicationShutdown();
+    expect(existsSync(postmasterPid())).toBe(true);
+
+    const { secret } = await service.get(TokensService).create({
+      name: 'after-the-cli',
+      scopes: ['plants:write'],
+    });
+    expect((await createPlant(service, secret, '{"id":2,"name":"Still served"}')).statusCode).toBe(
+      200,
+    );
+    await service.close();
+    expect(existsSync(postmasterPid())).toBe(false);
+  });
+
+  it('is stopped by the last of several users to leave, whatever the order', async () => {
+    const users = await Promise.all(
+      [1, 2, 3].map(() => EmbeddedPostgresServer.open(dataDir, quiet)),
+    );
+    expect(new Set(users.map((user) => user.url)).size).toBe(1);
+    await users[1].close();
+    await users[0].close();
+    expect(existsSync(postmasterPid())).toBe(true);
+    await users[2].close();
+    expect(existsSync(postmasterPid())).toBe(false);
+  });
+});
+
+describe('a first start killed during initdb', () => {
+  it('leaves a DATA_DIR that the next start initialises and runs', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-initdb-'));
+    try {
+      const migrations = spawn(process.execPath, ['dist/src/database/migration.cli.js', 'run'], {
+        env: { ...loginEnvironment(), DATA_DIR: dataDir },
+        stdio: 'ignore',
+        detached: true,
+      });
+      const initialising = () => readdirSync(dataDir).some((entry) => entry.includes('.init-'));
+      while (!initialising()) await sleep(10);
+      await sleep(200);
+      process.kill(-migrations.pid!, 'SIGKILL');
+      await once(migrations, 'exit');
+      expect(existsSync(join(dataDir, 'postgres', 'PG_VERSION'))).toBe(false);
+
+      const server = await EmbeddedPostgresServer.open(dataDir, quiet);
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await client.end();
+      await server.close();
+      expect(readdirSync(dataDir).filter((entry) => entry.includes('.init-'))).toEqual([]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.runIf(runningAsRoot)('run as root', () => {
+  let privateDir: string;
+  beforeAll(async () => {
+    privateDir = await mkdtemp(join(tmpdir(), 'plant-store-root-'));
+  });
+  afterAll(() => rm(privateDir, { recursive: true, force: true }));
+
+  it('changes no permission outside DATA_DIR and runs PostgreSQL under no other account', async () => {
+    const dataDir = join(privateDir, 'data');
+    const modeBefore = (await stat(privateDir)).mode;
+    const accountsBefore = readFileSync('/etc/passwd', 'utf8');
+
+    const server = await EmbeddedPostgresServer.open(dataDir, quiet);
+    const owner = /^Uid:\s+(\d+)/m.exec(
+      readFileSync(`/proc/${postmasterOf(dataDir)}/status`, 'utf8'),
+    )![1];
+    await server.close();
+
+    expect((await stat(privateDir)).mode).toBe(modeBefore);
+    expect(readFileSync('/etc/passwd', 'utf8')).toBe(accountsBefore);
+    expect(owner).toBe('0');
+    expect((await stat(join(dataDir, 'postgres'))).uid).toBe(0);
+  });
+
+  it('refuses a DATA_DIR that another account controls, writing nothing there', async () => {
+    const foreign = join(privateDir, 'foreign');
+    await mkdir(foreign);
+    await chown(foreign, 65534, 65534);
+    await expect(EmbeddedPostgresServer.open(join(foreign, 'data'), quiet)).rejects.toThrow(
+      /is owned by another account; as root, choose a DATA_DIR that only root controls/,
+    );
+    expect(readdirSync(foreign)).toEqual([]);
   });
 });

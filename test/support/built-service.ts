@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { loginEnvironment } from './login-environment.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -58,7 +59,7 @@ export class ServiceProcess {
   ) {
     this.child = spawn(process.execPath, [ENTRY], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+      env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.ownProcessGroup === true,
     });
@@ -203,7 +204,7 @@ export async function runTokenCli(args: string[], env: Record<string, string>): 
     execFile(
       process.execPath,
       [TOKEN_CLI, ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } },
+      { cwd: ROOT, env: { ...loginEnvironment(), ...env } },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
