@@ -51,10 +51,22 @@ export class RequestValidationPipe extends ValidationPipe {
  * body of thousands of keys held the event loop for 100 ms).
  */
 function declaredMembers(body: object, dto: Function): object {
-  const declared = new Set(
-    getMetadataStorage()
-      .getTargetValidationMetadatas(dto, '', true, false)
-      .map(({ propertyName }) => propertyName),
-  );
+  const declared = declaredNames(dto);
   return Object.fromEntries(Object.entries(body).filter(([key]) => declared.has(key)));
+}
+
+/** A DTO's declared members, read from class-validator's metadata once per DTO. */
+const namesByDto = new WeakMap<Function, Set<string>>();
+
+function declaredNames(dto: Function): Set<string> {
+  let names = namesByDto.get(dto);
+  if (!names) {
+    names = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(dto, '', true, false)
+        .map(({ propertyName }) => propertyName),
+    );
+    namesByDto.set(dto, names);
+  }
+  return names;
 }
