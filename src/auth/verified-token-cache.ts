@@ -3,15 +3,21 @@
  * its token belongs to. An entry lives `ttlMs` at most: revocations are announced and
  * evict it at once (see TokenRevocationListener), and the lifetime bounds the damage of
  * one that is never heard of. Until the announcements are heard (`startCaching`), nothing
- * is kept. Unknown tokens are not kept: a new entry cannot push out a valid one for them.
+ * is kept. Unknown tokens are remembered apart, for `unknownTtlMs` only, in a map of their
+ * own: a flood of them costs a query per token and per `unknownTtlMs`, not per request,
+ * and cannot push out a valid token. A token created right after a miss is refused for
+ * that long at most.
  */
 export class VerifiedTokenCache<Token> {
   private readonly entries = new Map<string, { token: Promise<Token | null>; until: number }>();
+  /** Hashes found unknown, with the time until which they are answered unknown. */
+  private readonly unknown = new Map<string, number>();
   private caching = false;
 
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries: number,
+    private readonly unknownTtlMs = 0,
   ) {}
 
   /**
@@ -22,6 +28,7 @@ export class VerifiedTokenCache<Token> {
     const now = Date.now();
     const entry = this.entries.get(hash);
     if (entry && entry.until > now) return entry.token;
+    if ((this.unknown.get(hash) ?? 0) > now) return Promise.resolve(null);
     const token = load();
     if (!this.caching) return token;
     // Re-inserted, so that the Map's order is the order of expiry.
@@ -29,9 +36,9 @@ export class VerifiedTokenCache<Token> {
     const fresh = { token, until: now + this.ttlMs };
     this.entries.set(hash, fresh);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    // An unknown token or a failed load is not kept; an eviction meanwhile removed `fresh`.
+    // A failed load is not kept; an eviction meanwhile removed `fresh`.
     token.then(
-      (found) => found === null && this.forget(hash, fresh),
+      (found) => found === null && this.forget(hash, fresh) && this.rememberUnknown(hash),
       () => this.forget(hash, fresh),
     );
     return token;
@@ -39,6 +46,7 @@ export class VerifiedTokenCache<Token> {
 
   evict(hash: string): void {
     this.entries.delete(hash);
+    this.unknown.delete(hash);
   }
 
   /** Revocations are being heard from now on. */
@@ -50,9 +58,21 @@ export class VerifiedTokenCache<Token> {
   stopCaching(): void {
     this.caching = false;
     this.entries.clear();
+    this.unknown.clear();
   }
 
-  private forget(hash: string, entry: object): void {
-    if (this.entries.get(hash) === entry) this.entries.delete(hash);
+  /** Whether `entry` was still the one kept for `hash`. */
+  private forget(hash: string, entry: object): boolean {
+    if (this.entries.get(hash) !== entry) return false;
+    this.entries.delete(hash);
+    return true;
+  }
+
+  private rememberUnknown(hash: string): void {
+    if (this.unknownTtlMs === 0) return;
+    // Re-inserted, so that the Map's order is the order of expiry.
+    this.unknown.delete(hash);
+    this.unknown.set(hash, Date.now() + this.unknownTtlMs);
+    if (this.unknown.size > this.maxEntries) this.unknown.delete(this.unknown.keys().next().value!);
   }
 }

@@ -5,8 +5,8 @@ interface Token {
   name: string;
 }
 
-function cache(ttlMs = 60_000, maxEntries = 100) {
-  const tokens = new VerifiedTokenCache<Token>(ttlMs, maxEntries);
+function cache(ttlMs = 60_000, maxEntries = 100, unknownTtlMs = 1_000) {
+  const tokens = new VerifiedTokenCache<Token>(ttlMs, maxEntries, unknownTtlMs);
   tokens.startCaching();
   return tokens;
 }
@@ -71,12 +71,37 @@ describe('VerifiedTokenCache', () => {
     expect(await tokens.get('h', load)).toEqual({ name: 'read after' });
   });
 
-  it('keeps neither unknown tokens nor failed loads', async () => {
-    const tokens = cache();
+  it('answers an unknown token unknown for unknownTtlMs without asking again', async () => {
+    vi.useFakeTimers();
+    const tokens = cache(60_000, 100, 1_000);
     const unknown = counted(null);
-    await tokens.get('u', unknown);
+    for (let i = 0; i < 5; i++) expect(await tokens.get('u', unknown)).toBeNull();
+    expect(unknown).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1_001);
     await tokens.get('u', unknown);
     expect(unknown).toHaveBeenCalledTimes(2);
+  });
+
+  it('asks again at once for an unknown token that was evicted (announced)', async () => {
+    const tokens = cache();
+    await tokens.get('u', counted(null));
+    tokens.evict('u');
+    expect(await tokens.get('u', counted({ name: 'created' }))).toEqual({ name: 'created' });
+  });
+
+  it('remembers at most maxEntries unknown tokens, apart from the valid ones', async () => {
+    const tokens = cache(60_000, 2);
+    const valid = counted({ name: 'valid' });
+    await tokens.get('v', valid);
+    const unknown = counted(null);
+    for (const hash of ['u1', 'u2', 'u3', 'u1']) await tokens.get(hash, unknown);
+    expect(unknown).toHaveBeenCalledTimes(4);
+    await tokens.get('v', valid);
+    expect(valid).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not keep failed loads', async () => {
+    const tokens = cache();
     const failing = counted(new Error('database down'));
     await expect(tokens.get('f', failing)).rejects.toThrow('database down');
     await expect(tokens.get('f', failing)).rejects.toThrow('database down');
