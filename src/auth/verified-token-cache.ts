@@ -21,15 +21,16 @@ export class VerifiedTokenCache<Token> {
   ) {}
 
   /**
-   * The token with this hash, from the cache or else from `load`. Concurrent requests
-   * for one hash share one load.
+   * The token with this hash, from the cache or else from `load`, which is told whether
+   * the token was kept until its entry expired (a client known to be valid). Concurrent
+   * requests for one hash share one load.
    */
-  get(hash: string, load: () => Promise<Token | null>): Promise<Token | null> {
+  get(hash: string, load: (known: boolean) => Promise<Token | null>): Promise<Token | null> {
     const now = Date.now();
     const entry = this.entries.get(hash);
     if (entry && entry.until > now) return entry.token;
     if ((this.unknown.get(hash) ?? 0) > now) return Promise.resolve(null);
-    const token = load();
+    const token = load(entry !== undefined);
     if (!this.caching) return token;
     // Re-inserted, so that the Map's order is the order of expiry.
     this.entries.delete(hash);

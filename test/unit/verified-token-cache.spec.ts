@@ -50,6 +50,16 @@ describe('VerifiedTokenCache', () => {
     expect(load).toHaveBeenCalledTimes(2);
   });
 
+  it('tells the load whether the token was valid until its entry expired', async () => {
+    vi.useFakeTimers();
+    const tokens = cache(5_000);
+    const load = counted({ name: 'refreshed' });
+    await tokens.get('h', load);
+    vi.advanceTimersByTime(5_001);
+    await tokens.get('h', load);
+    expect(load.mock.calls).toEqual([[false], [true]]);
+  });
+
   it('asks again after an eviction', async () => {
     const tokens = cache();
     const load = counted({ name: 'revoked' });
