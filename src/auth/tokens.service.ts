@@ -18,7 +18,8 @@ const UNIQUE_VIOLATION = '23505';
  * Token lookups use at most this many of the pool's 7 connections at once, so that a
  * flood of unknown tokens (each new one costs a lookup) queues here, in memory, and
  * never starves the requests of clients already verified, nor the readiness check. A
- * token that was valid when its cache entry expired goes ahead of that queue.
+ * token known to be valid (its cache entry is being reloaded, or expired) goes ahead of
+ * that queue.
  */
 const CONCURRENT_TOKEN_LOOKUPS = 2;
 

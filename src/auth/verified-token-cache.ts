@@ -1,3 +1,11 @@
+interface Entry<Token> {
+  token: Promise<Token | null>;
+  /** Trusted until then, never after. */
+  until: number;
+  /** A background reload is under way. */
+  refreshing?: boolean;
+}
+
 /**
  * Verified tokens, kept in the process so that a request need not ask the database who
  * its token belongs to. An entry lives `ttlMs` at most: revocations are announced and
@@ -6,10 +14,12 @@
  * is kept. Unknown tokens are remembered apart, for `unknownTtlMs` only, in a map of their
  * own: a flood of them costs a query per token and per `unknownTtlMs`, not per request,
  * and cannot push out a valid token. A token created right after a miss is refused for
- * that long at most.
+ * that long at most. A token in use is reloaded in the background in the second half of
+ * its entry's life, so that a client at work never waits for its own token's lookup
+ * (behind a flood's, say), and no entry is ever trusted past its lifetime.
  */
 export class VerifiedTokenCache<Token> {
-  private readonly entries = new Map<string, { token: Promise<Token | null>; until: number }>();
+  private readonly entries = new Map<string, Entry<Token>>();
   /** Hashes found unknown, with the time until which they are answered unknown. */
   private readonly unknown = new Map<string, number>();
   private caching = false;
@@ -22,13 +32,16 @@ export class VerifiedTokenCache<Token> {
 
   /**
    * The token with this hash, from the cache or else from `load`, which is told whether
-   * the token was kept until its entry expired (a client known to be valid). Concurrent
-   * requests for one hash share one load.
+   * the token is known, i.e. kept until its entry expired or being reloaded (a client
+   * known to be valid). Concurrent requests for one hash share one load.
    */
   get(hash: string, load: (known: boolean) => Promise<Token | null>): Promise<Token | null> {
     const now = Date.now();
     const entry = this.entries.get(hash);
-    if (entry && entry.until > now) return entry.token;
+    if (entry && entry.until > now) {
+      if (!entry.refreshing && entry.until - now < this.ttlMs / 2) this.refresh(hash, entry, load);
+      return entry.token;
+    }
     if ((this.unknown.get(hash) ?? 0) > now) return Promise.resolve(null);
     const token = load(entry !== undefined);
     if (!this.caching) return token;
@@ -60,6 +73,28 @@ export class VerifiedTokenCache<Token> {
     this.caching = false;
     this.entries.clear();
     this.unknown.clear();
+  }
+
+  /**
+   * Reloads a kept token while its entry still answers; the answer replaces the entry
+   * unless it was evicted (revoked) meanwhile. A failed reload leaves the entry to live
+   * out its time, and the next request tries again.
+   */
+  private refresh(
+    hash: string,
+    entry: Entry<Token>,
+    load: (known: boolean) => Promise<Token | null>,
+  ): void {
+    entry.refreshing = true;
+    const until = Date.now() + this.ttlMs;
+    load(true).then(
+      (found) => {
+        if (!this.forget(hash, entry)) return;
+        if (found === null) this.rememberUnknown(hash);
+        else this.entries.set(hash, { token: Promise.resolve(found), until });
+      },
+      () => (entry.refreshing = false),
+    );
   }
 
   /** Whether `entry` was still the one kept for `hash`. */

@@ -60,6 +60,67 @@ describe('VerifiedTokenCache', () => {
     expect(load.mock.calls).toEqual([[false], [true]]);
   });
 
+  it('reloads a token in use in the second half of its life, answering from its entry meanwhile', async () => {
+    vi.useFakeTimers();
+    const tokens = cache(5_000);
+    let finish!: (token: Token) => void;
+    const loads: boolean[] = [];
+    const load = (known: boolean) => {
+      loads.push(known);
+      return loads.length === 1
+        ? Promise.resolve({ name: 'first' })
+        : new Promise<Token | null>((resolve) => (finish = resolve));
+    };
+    await tokens.get('h', load);
+    vi.advanceTimersByTime(2_000);
+    await tokens.get('h', load);
+    expect(loads).toEqual([false]);
+    vi.advanceTimersByTime(1_000);
+    expect(await tokens.get('h', load)).toEqual({ name: 'first' });
+    expect(await tokens.get('h', load)).toEqual({ name: 'first' });
+    expect(loads).toEqual([false, true]);
+    finish({ name: 'reloaded' });
+    await Promise.resolve();
+    // The reloaded entry lives 5 s from the reload on, past the first one's end (and, in
+    // its own second half, is reloaded in turn).
+    vi.advanceTimersByTime(4_000);
+    expect(await tokens.get('h', load)).toEqual({ name: 'reloaded' });
+    expect(loads).toEqual([false, true, true]);
+  });
+
+  it('never answers from an entry past its lifetime, even while it is being reloaded', async () => {
+    vi.useFakeTimers();
+    const tokens = cache(5_000);
+    const load = vi.fn((known: boolean) =>
+      known && load.mock.calls.length === 2
+        ? new Promise<Token | null>(() => undefined)
+        : Promise.resolve({ name: `load ${load.mock.calls.length}` }),
+    );
+    await tokens.get('h', load);
+    vi.advanceTimersByTime(3_000);
+    await tokens.get('h', load);
+    vi.advanceTimersByTime(2_001);
+    expect(await tokens.get('h', load)).toEqual({ name: 'load 3' });
+  });
+
+  it('does not bring back an entry evicted while it was being reloaded', async () => {
+    vi.useFakeTimers();
+    const tokens = cache(5_000);
+    let finish!: (token: Token) => void;
+    let calls = 0;
+    const load = () =>
+      ++calls === 2
+        ? new Promise<Token | null>((resolve) => (finish = resolve))
+        : Promise.resolve({ name: `load ${calls}` });
+    await tokens.get('h', load);
+    vi.advanceTimersByTime(3_000);
+    await tokens.get('h', load);
+    tokens.evict('h');
+    finish({ name: 'read before the revocation' });
+    await Promise.resolve();
+    expect(await tokens.get('h', load)).toEqual({ name: 'load 3' });
+  });
+
   it('asks again after an eviction', async () => {
     const tokens = cache();
     const load = counted({ name: 'revoked' });
