@@ -20,6 +20,8 @@ const FLOOD_SECONDS = Number(process.env.FLOOD_SECONDS ?? 30);
 const FLOOD_CONNECTIONS = 200;
 /** On two cores shared with the flood: the pool must not be what makes creates slow. */
 const CREATE_P99_LIMIT_MS = 250;
+/** A create answered later than this has, to its client, timed out. */
+const CREATE_TIMEOUT_MS = 1_000;
 const FLOOD_SCRIPT = fileURLToPath(new URL('../support/anonymous-flood.mjs', import.meta.url));
 
 interface FloodReport {
@@ -64,9 +66,10 @@ describe('an anonymous flood (the built service)', () => {
   it(
     `does not starve a client with a valid token: ${FLOOD_CONNECTIONS} connections of unknown tokens and ${FLOOD_CONNECTIONS} polling /health/ready for ${FLOOD_SECONDS} s`,
     async () => {
-      // A real client keeps its connection open, so that a request of its own need not
-      // wait for accept() behind the flood's; already at work before the flood, its
-      // token was verified then.
+      // A real client keeps its connection open. A new connection per request would wait
+      // for accept() behind the flood's: on Node 20 the busy service accepts one
+      // connection per event-loop turn (~50 ms here), so seconds at the flood's start.
+      // Already at work before the flood, its token was verified then.
       const agent = new Agent({ keepAlive: true });
       const before = await send(`${service.url}/plants`, {
         method: 'POST',
@@ -86,30 +89,24 @@ describe('an anonymous flood (the built service)', () => {
       });
       const [{ unknownTokens, readiness }, outcomes] = await Promise.all([flooded, creates]);
       agent.destroy();
-      const p99 = percentile(
-        outcomes.map((outcome) => outcome.ms),
-        0.99,
-      );
+      const latencies = outcomes.map((outcome) => outcome.ms);
+      const p99 = percentile(latencies, 0.99);
+      const maxMs = Math.max(...latencies);
       console.info(
         JSON.stringify({
           seconds: FLOOD_SECONDS,
           creates: outcomes.length,
-          createP50Ms: Math.round(
-            percentile(
-              outcomes.map((outcome) => outcome.ms),
-              0.5,
-            ),
-          ),
+          createP50Ms: Math.round(percentile(latencies, 0.5)),
           createP99Ms: Math.round(p99),
-          createMaxMs: Math.round(Math.max(...outcomes.map((outcome) => outcome.ms))),
+          createMaxMs: Math.round(maxMs),
           unknownTokens,
           readiness,
         }),
       );
-      console.info(service.service.output.stderr);
 
       expect(outcomes.filter((outcome) => outcome.status !== 200)).toEqual([]);
-      expect(outcomes.length).toBeGreaterThan(FLOOD_SECONDS * 10);
+      // The creates went on for the whole flood: none waited long enough to time out.
+      expect(maxMs).toBeLessThan(CREATE_TIMEOUT_MS);
       expect(p99).toBeLessThan(CREATE_P99_LIMIT_MS);
       // The flood itself was answered, without a 5xx: 401 for the tokens, 200 for the probes.
       expect(Object.keys(unknownTokens.statuses)).toEqual(['401']);
