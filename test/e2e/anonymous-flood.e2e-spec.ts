@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { Agent } from 'node:http';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +79,8 @@ describe('an anonymous flood (the built service)', () => {
         agent,
       });
       expect(before.status).toBe(200);
+      // The figures depend on what else the two cores run: the report says how busy they were.
+      const loadBefore = loadavg()[0];
       let flooding = true;
       const flooded = flood(service.url).finally(() => (flooding = false));
       const creates: Promise<CreateOutcome[]> = streamCreates(service.url, service.token, {
@@ -95,6 +98,7 @@ describe('an anonymous flood (the built service)', () => {
       console.info(
         JSON.stringify({
           seconds: FLOOD_SECONDS,
+          loadAverage: { before: loadBefore, after: loadavg()[0] },
           creates: outcomes.length,
           createP50Ms: Math.round(percentile(latencies, 0.5)),
           createP99Ms: Math.round(p99),
