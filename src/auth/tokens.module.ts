@@ -9,7 +9,13 @@ import { VerifiedTokenCache } from './verified-token-cache.js';
  * evict it at once; this only bounds how long a revocation nobody heard of goes unnoticed.
  */
 export const VERIFIED_TOKEN_TTL_MS = 5_000;
-/** Far more tokens than are in use at once, and still only a few MiB. */
+/**
+ * An unknown token is answered 401 without asking the database again for this long: a
+ * client retrying a wrong token, or a flood of one, costs a query per second at most. A
+ * token created meanwhile is accepted after this long at most.
+ */
+export const UNKNOWN_TOKEN_TTL_MS = 1_000;
+/** Far more tokens than are in use at once, and still only a few MiB (each, for unknown ones). */
 const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 /** The token store, as the service and the token CLI use it. */
@@ -19,7 +25,12 @@ const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
     TokensService,
     {
       provide: VerifiedTokenCache,
-      useFactory: () => new VerifiedTokenCache(VERIFIED_TOKEN_TTL_MS, VERIFIED_TOKEN_CACHE_SIZE),
+      useFactory: () =>
+        new VerifiedTokenCache(
+          VERIFIED_TOKEN_TTL_MS,
+          VERIFIED_TOKEN_CACHE_SIZE,
+          UNKNOWN_TOKEN_TTL_MS,
+        ),
     },
   ],
   exports: [TokensService, VerifiedTokenCache],

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, type Repository } from 'typeorm';
+import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { ApiToken } from './entities/api-token.entity.js';
 import type { Principal } from './principal.js';
 import { isScope, type Scope } from './scopes.js';
@@ -13,6 +14,14 @@ const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Recording every use would be a write per request; once a minute is enough to tell. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 const UNIQUE_VIOLATION = '23505';
+/**
+ * Token lookups use at most this many of the pool's 7 connections at once, so that a
+ * flood of unknown tokens (each new one costs a lookup) queues here, in memory, and
+ * never starves the requests of clients already verified, nor the readiness check. A
+ * token known to be valid (its cache entry is being reloaded, or expired) goes ahead of
+ * that queue.
+ */
+const CONCURRENT_TOKEN_LOOKUPS = 2;
 
 export interface NewToken {
   name: string;
@@ -31,6 +40,7 @@ export interface IssuedToken {
 @Injectable()
 export class TokensService {
   private readonly logger = new Logger(TokensService.name);
+  private readonly lookups = new ConcurrencyLimit(CONCURRENT_TOKEN_LOOKUPS);
 
   constructor(
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
@@ -84,7 +94,9 @@ export class TokensService {
   /** The principal for a presented token, or null when it is unknown, expired or revoked. */
   async authenticate(secret: string): Promise<Principal | null> {
     const secretHash = hashTokenSecret(secret);
-    const token = await this.verified.get(secretHash, () => this.tokens.findOneBy({ secretHash }));
+    const token = await this.verified.get(secretHash, (known) =>
+      this.lookups.run(() => this.tokens.findOneBy({ secretHash }), known),
+    );
     const now = new Date();
     if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return null;
     if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {

@@ -16,6 +16,10 @@ import { decimalDigitsToNumber } from '../common/validation/is-integer-between.d
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** Over 16,000 requests a second per token: beyond that a limit is a typo, not a choice. */
+export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000;
+const RATE_LIMIT_RANGE = 'RATE_LIMIT_PER_MINUTE must be a whole number from 0 (off) to 1000000';
+
 /** The environment as the service reads it; every variable is checked at start. */
 class EnvironmentVariables {
   @Transform(decimalDigitsToNumber)
@@ -42,8 +46,9 @@ class EnvironmentVariables {
   LOG_LEVEL: LogLevel = 'info';
 
   @Transform(decimalDigitsToNumber)
-  @IsInt({ message: 'RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off' })
-  @Min(0, { message: 'RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off' })
+  @IsInt({ message: RATE_LIMIT_RANGE })
+  @Min(0, { message: RATE_LIMIT_RANGE })
+  @Max(MAX_RATE_LIMIT_PER_MINUTE, { message: RATE_LIMIT_RANGE })
   RATE_LIMIT_PER_MINUTE = 600;
 }
 

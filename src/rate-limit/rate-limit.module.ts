@@ -23,6 +23,8 @@ const MINUTE_MS = 60_000;
       }),
     }),
   ],
-  providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+  // One guard for Nest's routes and for those Fastify serves itself (rateLimitFastifyRoutes).
+  providers: [RateLimitGuard, { provide: APP_GUARD, useExisting: RateLimitGuard }],
+  exports: [RateLimitGuard],
 })
 export class RateLimitModule {}

@@ -1,4 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiToken } from '../../src/auth/entities/api-token.entity.js';
+import { UNKNOWN_TOKEN_TTL_MS } from '../../src/auth/tokens.module.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('bearer authentication on POST /plants', () => {
@@ -57,6 +61,23 @@ describe('bearer authentication on POST /plants', () => {
       await createPlant({ authorization: 'Bearer pst_not-a-real-token' }),
       /error="invalid_token"/,
     );
+  });
+
+  it('asks the database about an unknown token once per UNKNOWN_TOKEN_TTL_MS, not once per request', async () => {
+    const lookups = vi.spyOn(
+      api.app.get<Repository<ApiToken>>(getRepositoryToken(ApiToken)),
+      'findOneBy',
+    );
+    const headers = { authorization: 'Bearer pst_unknownunknownunknownunknownunknownunknow' };
+    const started = Date.now();
+    for (let round = 0; round < 10; round++) {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => createPlant(headers)));
+      for (const answer of answers) expectUnauthorized(answer);
+    }
+    const windows = Math.ceil((Date.now() - started) / UNKNOWN_TOKEN_TTL_MS);
+    expect(lookups.mock.calls.length).toBeGreaterThanOrEqual(1);
+    expect(lookups.mock.calls.length).toBeLessThanOrEqual(windows);
+    lookups.mockRestore();
   });
 
   it('answers an expired token with 401', async () => {

@@ -13,7 +13,7 @@ describe('configuration checked at start (the built service)', () => {
     [
       'RATE_LIMIT_PER_MINUTE',
       '-1',
-      /RATE_LIMIT_PER_MINUTE must be a whole number, 0 to turn it off/,
+      /RATE_LIMIT_PER_MINUTE must be a whole number from 0 \(off\) to 1000000/,
     ],
     ['RATE_LIMIT_PER_MINUTE', 'lots', /RATE_LIMIT_PER_MINUTE must be a whole number/],
     ['DATABASE_URL', 'mysql://db/plants', /DATABASE_URL must be a postgres:\/\/ URL/],

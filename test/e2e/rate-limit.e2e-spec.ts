@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_DOCS_PATHS } from '../../src/openapi/serve-api-docs.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('rate limits', () => {
@@ -58,6 +59,41 @@ describe('rate limits', () => {
       for (let i = 0; i < 5; i++) {
         expect((await api.request({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
       }
+    });
+  });
+
+  describe('the API documents and their page, RATE_LIMIT_PER_MINUTE=3', () => {
+    let api: TestApp;
+
+    beforeAll(async () => {
+      api = await createTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
+    });
+    afterAll(() => api.close());
+
+    const get = (url: string, remoteAddress = '127.0.0.1') =>
+      api.app.inject({ method: 'GET', url, remoteAddress });
+
+    it('count for their client address, with the budget of the public routes and the same 429', async () => {
+      const served = [];
+      for (const url of [API_DOCS_PATHS.json, API_DOCS_PATHS.yaml, API_DOCS_PATHS.page]) {
+        const response = await get(url);
+        expect(response.headers['x-ratelimit-limit']).toBe('3');
+        served.push(response.statusCode);
+      }
+      expect(served).toEqual([200, 200, 200]);
+      const urls = [...Object.values(API_DOCS_PATHS), '/docs/swagger-ui.css', '/metrics'];
+      for (const url of urls) {
+        const limited = await get(url);
+        expect(limited.statusCode, url).toBe(429);
+        expect(limited.headers['content-type']).toMatch(/^application\/json/);
+        const retryAfter = Number(limited.headers['retry-after']);
+        expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+        expect(limited.json()).toEqual({
+          error: 429,
+          message: `too many requests: the limit is 3 a minute; retry in ${retryAfter} s`,
+        });
+      }
+      expect((await get(API_DOCS_PATHS.json, '192.0.2.7')).statusCode).toBe(200);
     });
   });
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { type Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -168,15 +168,23 @@ export interface Answer {
   body: string;
 }
 
-/** One request on a connection of its own (no keep-alive pool between requests). */
+/**
+ * One request, on a connection of its own unless `agent` (e.g. a keep-alive one) is
+ * given.
+ */
 export function send(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    agent?: Agent;
+  } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, agent: false },
+      { method: options.method ?? 'GET', headers: options.headers, agent: options.agent ?? false },
       (response) => {
         let body = '';
         response.setEncoding('utf8');

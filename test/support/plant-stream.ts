@@ -1,3 +1,4 @@
+import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { send } from './built-service.js';
 
@@ -54,7 +55,7 @@ export interface CreateOutcome {
 
 /**
  * Creates plants `streamPlant(first)`, `streamPlant(first + 1)`, … from `workers`
- * clients at once, each request on a connection of its own, until `done()` says so.
+ * clients at once, each request on a connection of its own (or `agent`'s), until `done()` says so.
  * Never throws: every outcome is handed to `observe` as it comes, and all are returned.
  */
 export async function streamCreates(
@@ -67,6 +68,8 @@ export async function streamCreates(
     observe?: (outcome: CreateOutcome) => void;
     /** Pause between one worker's requests, for a steady rather than a maximal load. */
     pauseMs?: number;
+    /** Where the connections come from, e.g. a keep-alive agent; none: one per request. */
+    agent?: Agent;
   },
 ): Promise<CreateOutcome[]> {
   const outcomes: CreateOutcome[] = [];
@@ -79,6 +82,7 @@ export async function streamCreates(
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: plantBody(plant),
+        agent: options.agent,
       }).then(
         ({ status, body }) => ({ plant, status, body, ms: performance.now() - started }),
         (error: Error) => ({ plant, error: error.message, ms: performance.now() - started }),

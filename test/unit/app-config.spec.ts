@@ -48,7 +48,14 @@ describe('AppConfig.fromEnvironment', () => {
       /^Invalid configuration: DATABASE_URL must be a postgres:\/\/ URL/,
     ],
     [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL must be one of fatal, error/],
-    [{ RATE_LIMIT_PER_MINUTE: '-1' }, /^Invalid configuration: RATE_LIMIT_PER_MINUTE must be/],
+    [
+      { RATE_LIMIT_PER_MINUTE: '-1' },
+      'Invalid configuration: RATE_LIMIT_PER_MINUTE must be a whole number from 0 (off) to 1000000 (got "-1")',
+    ],
+    [
+      { RATE_LIMIT_PER_MINUTE: '1000001' },
+      'Invalid configuration: RATE_LIMIT_PER_MINUTE must be a whole number from 0 (off) to 1000000 (got "1000001")',
+    ],
   ])('refuses %j with one line naming the variable', (env, message) => {
     expect(() => AppConfig.fromEnvironment(env)).toThrow(ConfigError);
     expect(() => AppConfig.fromEnvironment(env)).toThrow(message);
