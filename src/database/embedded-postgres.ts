@@ -148,10 +148,7 @@ class Cluster {
     const [pidLine, , , portLine] = pidFile.split('\n');
     const pid = Number(pidLine);
     const port = Number(portLine);
-    if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !isAlive(pid)) {
-      return undefined;
-    }
-    return port;
+    return Number.isInteger(port) && isAlive(pid) ? port : undefined;
   }
 
   /**

@@ -1,6 +1,19 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_DOCS_PATHS } from '../../src/openapi/serve-api-docs.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+
+/** A 429 for a limit of 3 a minute: the error shape, and Retry-After within the minute. */
+function expectLimited(response: LightMyRequestResponse, what?: string): void {
+  expect(response.statusCode, what).toBe(429);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  const retryAfter = Number(response.headers['retry-after']);
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+  expect(response.json()).toEqual({
+    error: 429,
+    message: `too many requests: the limit is 3 a minute; retry in ${retryAfter} s`,
+  });
+}
 
 describe('rate limits', () => {
   describe('RATE_LIMIT_PER_MINUTE=3', () => {
@@ -32,14 +45,7 @@ describe('rate limits', () => {
         expect(response.headers['x-ratelimit-remaining']).toBe(String(2 - i));
       }
       const limited = await create(first);
-      expect(limited.statusCode).toBe(429);
-      expect(limited.headers['content-type']).toMatch(/^application\/json/);
-      const retryAfter = Number(limited.headers['retry-after']);
-      expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
-      expect(limited.json()).toEqual({
-        error: 429,
-        message: `too many requests: the limit is 3 a minute; retry in ${retryAfter} s`,
-      });
+      expectLimited(limited);
       expect(limited.body).not.toMatch(/throttl/i);
     });
 
@@ -82,17 +88,7 @@ describe('rate limits', () => {
       }
       expect(served).toEqual([200, 200, 200]);
       const urls = [...Object.values(API_DOCS_PATHS), '/docs/swagger-ui.css', '/metrics'];
-      for (const url of urls) {
-        const limited = await get(url);
-        expect(limited.statusCode, url).toBe(429);
-        expect(limited.headers['content-type']).toMatch(/^application\/json/);
-        const retryAfter = Number(limited.headers['retry-after']);
-        expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
-        expect(limited.json()).toEqual({
-          error: 429,
-          message: `too many requests: the limit is 3 a minute; retry in ${retryAfter} s`,
-        });
-      }
+      for (const url of urls) expectLimited(await get(url), url);
       expect((await get(API_DOCS_PATHS.json, '192.0.2.7')).statusCode).toBe(200);
     });
   });
