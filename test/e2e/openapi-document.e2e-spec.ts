@@ -1,6 +1,13 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { OPENAPI_CLI } from '../support/built-service.js';
+import { loginEnvironment } from '../support/login-environment.js';
 import type { Exchange, OpenApiContract } from '../support/openapi-contract.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -94,6 +101,28 @@ describe('the OpenAPI document', () => {
 
     it('documents the Link header of GET /plants', () => {
       expect(served.paths['/plants'].get.responses['200'].headers.Link).toBeDefined();
+    });
+  });
+
+  describe('as committed in openapi.json', () => {
+    const COMMITTED = new URL('../../openapi.json', import.meta.url);
+
+    it('is the served document (`npm run openapi` rewrites the file)', async () => {
+      const committed = JSON.parse(await readFile(COMMITTED, 'utf8'));
+      expect(committed, 'openapi.json is stale: run `npm run openapi`').toEqual(served);
+    });
+
+    it('is what `npm run openapi` writes, with no database to reach', async () => {
+      const directory = await mkdtemp(join(tmpdir(), 'openapi-'));
+      try {
+        const written = join(directory, 'openapi.json');
+        await promisify(execFile)(process.execPath, [OPENAPI_CLI, written], {
+          env: { ...loginEnvironment(), DATABASE_URL: 'postgres://nobody@127.0.0.1:1/nowhere' },
+        });
+        expect(await readFile(written, 'utf8')).toBe(await readFile(COMMITTED, 'utf8'));
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
     });
   });
 

@@ -11,7 +11,22 @@ import { createTestDatabase, type TestDatabase } from './test-database.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, 'dist/src/main.js');
 const TOKEN_CLI = join(ROOT, 'dist/src/auth/cli/token.cli.js');
-const SOURCES = ['src', 'migrations', 'tsconfig.json', 'nest-cli.json', 'package-lock.json'];
+export const OPENAPI_CLI = join(ROOT, 'dist/src/openapi/openapi-document.cli.js');
+
+/** What is built before the tests, each from its sources, by an npm command. */
+const BUILDS = [
+  {
+    output: ENTRY,
+    sources: ['src', 'migrations', 'tsconfig.json', 'nest-cli.json', 'package-lock.json'],
+    npmArgs: ['run', '--silent', 'build'],
+  },
+  {
+    // The typed client, which the tests import from its workspace package as a consumer does.
+    output: join(ROOT, 'packages/client/dist/index.js'),
+    sources: ['packages/client/src', 'packages/client/tsconfig.json', 'package-lock.json'],
+    npmArgs: ['run', '--silent', 'build', '--workspace=@plant-store/client'],
+  },
+];
 const STARTUP_LIMIT_MS = 60_000;
 
 function newestChange(path: string): number {
@@ -23,11 +38,13 @@ function newestChange(path: string): number {
   );
 }
 
-/** Builds the service (`npm run build`) unless dist/ is newer than every source. */
+/** Builds the service and the client, each unless its output is newer than its sources. */
 export async function buildIfStale(): Promise<void> {
-  const built = existsSync(ENTRY) ? statSync(ENTRY).mtimeMs : 0;
-  if (SOURCES.every((source) => newestChange(join(ROOT, source)) < built)) return;
-  await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT });
+  for (const { output, sources, npmArgs } of BUILDS) {
+    const built = existsSync(output) ? statSync(output).mtimeMs : 0;
+    if (sources.every((source) => newestChange(join(ROOT, source)) < built)) continue;
+    await promisify(execFile)('npm', npmArgs, { cwd: ROOT });
+  }
 }
 
 export interface Exit {

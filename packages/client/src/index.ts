@@ -1,0 +1,14 @@
+export {
+  createPlantStoreClient,
+  type CreateRetryOptions,
+  type ListPlantsQuery,
+  type NewPlant,
+  type Plant,
+  type PlantReplacement,
+  type PlantsPage,
+  type PlantStoreClient,
+  type PlantStoreClientOptions,
+  type StoredPlant,
+} from './plant-store-client.js';
+export { type ApiError, PlantStoreError } from './plant-store-error.js';
+export type { components, operations, paths } from './generated/plant-store-api.js';

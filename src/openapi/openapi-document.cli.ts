@@ -1,0 +1,33 @@
+import 'reflect-metadata';
+import { writeFile } from 'node:fs/promises';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from '../app.module.js';
+import { createHttpAdapter, HTTP_APP_OPTIONS } from '../common/http/http-app.js';
+import { createOpenApiDocument } from './openapi-document.js';
+
+/**
+ * `npm run openapi`: writes the document the service serves at /openapi.json to a file,
+ * without a database. Nest's preview mode resolves the modules and reads the
+ * controllers' metadata but instantiates no provider, so nothing connects.
+ */
+async function main(outputPath: string | undefined): Promise<void> {
+  if (outputPath === undefined) throw new Error('usage: openapi-document.cli.js <output.json>');
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, createHttpAdapter(), {
+    ...HTTP_APP_OPTIONS,
+    preview: true,
+    logger: ['error', 'warn'],
+  });
+  try {
+    await writeFile(outputPath, `${JSON.stringify(createOpenApiDocument(app), null, 2)}\n`);
+  } finally {
+    await app.close();
+  }
+}
+
+try {
+  await main(process.argv[2]);
+} catch (error) {
+  process.stderr.write(`openapi: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}
