@@ -1,7 +1,31 @@
-import { enableCompileCache } from 'node:module';
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from './app.module.js';
+import { initApp } from './app.setup.js';
+import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
+import { AppConfig, ConfigError } from './config/app-config.js';
+import { closeOnSignals } from './shutdown/shutdown-signals.js';
 
-// Most of start-up is compiling the module graph. With Node's compile cache a restart (a
-// crash, a deploy, another replica on the same disk) skips that work; the cache lives in
-// NODE_COMPILE_CACHE when set, else in the OS temp directory, and is rebuilt when stale.
-enableCompileCache();
-await import('./bootstrap.js');
+async function bootstrap(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = AppConfig.fromEnvironment();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule,
+    createHttpAdapter(),
+    HTTP_APP_OPTIONS,
+  );
+  await initApp(app);
+  closeOnSignals(app);
+  await app.listen({ port: config.port, host: config.host });
+  new Logger('Http').log(`listening on ${await app.getUrl()}`);
+}
+
+await bootstrap();

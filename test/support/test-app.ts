@@ -37,7 +37,7 @@ export type Customize = (module: TestingModuleBuilder) => TestingModuleBuilder;
 
 /**
  * The real application (AppModule with every global) on a fresh database of its own,
- * built by the Nest test harness exactly as bootstrap.ts builds it. It logs nothing unless
+ * built by the Nest test harness exactly as main.ts builds it. It logs nothing unless
  * `env` sets LOG_LEVEL.
  */
 export async function createTestApp(
@@ -86,7 +86,7 @@ export async function createTestApp(
   };
 }
 
-/** The application as bootstrap.ts builds it, on the given configuration. */
+/** The application as main.ts builds it, on the given configuration. */
 export async function buildApp(
   config: AppConfig,
   customize: Customize = (module) => module,
