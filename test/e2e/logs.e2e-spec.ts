@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freePort,
@@ -111,7 +112,7 @@ describe('structured logs (the built service)', () => {
     let shown = '';
     terminal.stdout!.on('data', (chunk: Buffer) => (shown += chunk.toString()));
     // Without its colours, as a person reads it.
-    const text = () => shown.replace(/\x1b\[[0-9;]*m/g, '');
+    const text = () => stripVTControlCharacters(shown);
     try {
       await expect.poll(text, { timeout: 20_000 }).toMatch(/INFO: \[Http\] listening on http/);
       await send(`http://127.0.0.1:${port}/health/live`, {
