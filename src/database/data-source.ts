@@ -1,6 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
-import type { AppConfig } from '../config/app-config.js';
 import { ApiToken } from '../auth/entities/api-token.entity.js';
+import type { AppConfig } from '../config/app-config.js';
 import { Plant } from '../plants/entities/plant.entity.js';
 import { CreatePlantsAndApiTokens1763700000000 } from '../../migrations/1763700000000-CreatePlantsAndApiTokens.js';
 import { IndexPlantsByTag1763800000000 } from '../../migrations/1763800000000-IndexPlantsByTag.js';
