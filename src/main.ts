@@ -19,7 +19,7 @@ async function bootstrap(): Promise<void> {
   }
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule,
-    createHttpAdapter(),
+    createHttpAdapter(config),
     HTTP_APP_OPTIONS,
   );
   await initApp(app);

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { QueryFailedError, type Repository } from 'typeorm';
+import { type EntityManager, QueryFailedError, type Repository } from 'typeorm';
 import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { ApiToken } from './entities/api-token.entity.js';
 import type { Principal } from './principal.js';
@@ -15,7 +15,7 @@ const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const LAST_USED_RESOLUTION_MS = 60_000;
 const UNIQUE_VIOLATION = '23505';
 /**
- * Token lookups use at most this many of the pool's 7 connections at once, so that a
+ * Token lookups use at most this many of the pool's connections at once (DATABASE_POOL_SIZE), so that a
  * flood of unknown tokens (each new one costs a lookup) queues here, in memory, and
  * never starves the requests of clients already verified, nor the readiness check. A
  * token known to be valid (its cache entry is being reloaded, or expired) goes ahead of
@@ -28,6 +28,12 @@ export interface NewToken {
   scopes: string[];
   /** Lifetime in milliseconds; absent: the token does not expire. */
   expiresInMs?: number;
+  /**
+   * Revokes the live token with this name, if there is one, in the same transaction:
+   * the name never has two live tokens, and the old one is revoked only if the new one
+   * is issued.
+   */
+  replace?: boolean;
 }
 
 export interface IssuedToken {
@@ -47,7 +53,7 @@ export class TokensService {
     private readonly verified: VerifiedTokenCache<ApiToken>,
   ) {}
 
-  async create({ name, scopes, expiresInMs }: NewToken): Promise<IssuedToken> {
+  async create({ name, scopes, expiresInMs, replace = false }: NewToken): Promise<IssuedToken> {
     if (!TOKEN_NAME.test(name)) {
       throw new TokenRequestError(
         `invalid token name "${name}": use 1 to 100 letters, digits, ".", "_" or "-"`,
@@ -67,10 +73,16 @@ export class TokensService {
       expiresAt: expiresInMs === undefined ? null : new Date(Date.now() + expiresInMs),
     });
     try {
-      return { secret, token: await this.tokens.save(token) };
+      const saved = await this.tokens.manager.transaction(async (manager) => {
+        if (replace) await this.revokeWith(manager, name);
+        return manager.save(token);
+      });
+      return { secret, token: saved };
     } catch (error) {
       if (error instanceof QueryFailedError && error.driverError?.code === UNIQUE_VIOLATION) {
-        throw new TokenRequestError(`a token named "${name}" already exists; revoke it first`);
+        throw new TokenRequestError(
+          `a token named "${name}" already exists; revoke it first, or replace it (--replace)`,
+        );
       }
       throw error;
     }
@@ -84,8 +96,12 @@ export class TokensService {
    * Revokes the live token with this name; false when there is none. Every service
    * process hears of it through PostgreSQL and stops accepting the token at once.
    */
-  async revoke(name: string): Promise<boolean> {
-    const revoked: { secret_hash: string }[] = await this.tokens.query(REVOKE_AND_ANNOUNCE, [name]);
+  revoke(name: string): Promise<boolean> {
+    return this.revokeWith(this.tokens.manager, name);
+  }
+
+  private async revokeWith(manager: EntityManager, name: string): Promise<boolean> {
+    const revoked: { secret_hash: string }[] = await manager.query(REVOKE_AND_ANNOUNCE, [name]);
     // This process need not wait for its own announcement to come back.
     for (const { secret_hash } of revoked) this.verified.evict(secret_hash);
     return revoked.length > 0;

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
@@ -9,9 +10,13 @@ import {
   Max,
   Min,
   MinLength,
+  ValidateBy,
   validateSync,
 } from 'class-validator';
-import { decimalDigitsToNumber } from '../common/validation/is-integer-between.decorator.js';
+import {
+  decimalDigitsToNumber,
+  IsIntegerBetween,
+} from '../common/validation/is-integer-between.decorator.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -19,6 +24,57 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Over 16,000 requests a second per token: beyond that a limit is a typo, not a choice. */
 export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000;
 const RATE_LIMIT_RANGE = 'RATE_LIMIT_PER_MINUTE must be a whole number from 0 (off) to 1000000';
+
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * One connection LISTENs for token revocations and token lookups may hold 2 at once
+ * (src/auth/tokens.service.ts): below 4, a flood of made-up tokens could leave no
+ * connection for the plants. PostgreSQL's default `max_connections` is 100.
+ */
+const DATABASE_POOL_SIZE_RANGE = [4, 100] as const;
+/** Under 100 ms a healthy but busy database would look down; over a minute a stuck one would hang requests. */
+const DATABASE_CONNECT_TIMEOUT_RANGE_MS = [100, 60_000] as const;
+const DATABASE_STATEMENT_TIMEOUT_RANGE_MS = [100, 300_000] as const;
+
+/** Comma-separated entries, blanks ignored: `a, b,` is `a` and `b`. */
+function commaSeparated(value: string): string[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
+/** An exact browser origin: scheme, host and port, nothing after them (no `*`, no path). */
+function isOrigin(entry: string): boolean {
+  try {
+    return new URL(entry).origin === entry;
+  } catch {
+    return false;
+  }
+}
+
+/** An IPv4 or IPv6 address, or a CIDR range of either (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressRange(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/** A comma-separated list, possibly empty, each of whose entries passes `isEntry`. */
+function IsListOf(isEntry: (entry: string) => boolean, message: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'isListOf',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'string' && commaSeparated(value).every(isEntry),
+      defaultMessage: () => message,
+    },
+  });
+}
 
 /** The environment as the service reads it; every variable is checked at start. */
 class EnvironmentVariables {
@@ -50,6 +106,40 @@ class EnvironmentVariables {
   @Min(0, { message: RATE_LIMIT_RANGE })
   @Max(MAX_RATE_LIMIT_PER_MINUTE, { message: RATE_LIMIT_RANGE })
   RATE_LIMIT_PER_MINUTE = 600;
+
+  @IsOptional()
+  @IsIn(LOG_FORMATS, { message: `LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, or unset` })
+  LOG_FORMAT?: LogFormat;
+
+  @IsListOf(
+    isOrigin,
+    'CORS_ORIGINS must be a comma-separated list of exact origins like https://app.example.com (scheme, host and port; no path, no *)',
+  )
+  CORS_ORIGINS = '';
+
+  @IsListOf(
+    isAddressRange,
+    'TRUST_PROXY must be a comma-separated list of proxy addresses or CIDR ranges, like 10.0.0.0/8,127.0.0.1',
+  )
+  TRUST_PROXY = '';
+
+  /**
+   * Two cores run two statements at a time; a few more connections keep them busy while
+   * the others' results travel. Measured on 2 cores, reads stop gaining at 6 connections;
+   * creates need only 2 (they are batched, see PlantsRepository); one more is held by the
+   * token revocation listener.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...DATABASE_POOL_SIZE_RANGE)
+  DATABASE_POOL_SIZE = 7;
+
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...DATABASE_CONNECT_TIMEOUT_RANGE_MS)
+  DATABASE_CONNECT_TIMEOUT_MS = 3_000;
+
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...DATABASE_STATEMENT_TIMEOUT_RANGE_MS)
+  DATABASE_STATEMENT_TIMEOUT_MS = 5_000;
 }
 
 /** The environment variables the service reads. */
@@ -83,6 +173,17 @@ export class AppConfig {
   readonly logLevel: LogLevel;
   /** Requests per minute per token; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number;
+  /** Unset: pretty in a terminal, JSON elsewhere (see src/logging/log-format.ts). */
+  readonly logFormat: LogFormat | undefined;
+  /** Browser origins allowed to call the API; empty: no CORS headers at all. */
+  readonly corsOrigins: string[];
+  /** Proxies whose `X-Forwarded-For` names the client; empty: the peer is the client. */
+  readonly trustedProxies: string[];
+  readonly databasePoolSize: number;
+  /** Opening a connection, or waiting for a free one in the pool. */
+  readonly databaseConnectTimeoutMs: number;
+  /** One SQL statement, enforced by PostgreSQL. */
+  readonly databaseStatementTimeoutMs: number;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -91,6 +192,12 @@ export class AppConfig {
     this.dataDir = resolve(env.DATA_DIR);
     this.logLevel = env.LOG_LEVEL;
     this.rateLimitPerMinute = env.RATE_LIMIT_PER_MINUTE;
+    this.logFormat = env.LOG_FORMAT;
+    this.corsOrigins = commaSeparated(env.CORS_ORIGINS);
+    this.trustedProxies = commaSeparated(env.TRUST_PROXY);
+    this.databasePoolSize = env.DATABASE_POOL_SIZE;
+    this.databaseConnectTimeoutMs = env.DATABASE_CONNECT_TIMEOUT_MS;
+    this.databaseStatementTimeoutMs = env.DATABASE_STATEMENT_TIMEOUT_MS;
   }
 
   /** Reads the environment; throws one ConfigError naming the first wrong variable. */

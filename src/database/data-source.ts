@@ -1,5 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import { ApiToken } from '../auth/entities/api-token.entity.js';
+import type { AppConfig } from '../config/app-config.js';
 import { Plant } from '../plants/entities/plant.entity.js';
 import { CreatePlantsAndApiTokens1763700000000 } from '../../migrations/1763700000000-CreatePlantsAndApiTokens.js';
 import { IndexPlantsByTag1763800000000 } from '../../migrations/1763800000000-IndexPlantsByTag.js';
@@ -9,28 +10,21 @@ export const ENTITIES = [Plant, ApiToken];
 export const MIGRATIONS = [CreatePlantsAndApiTokens1763700000000, IndexPlantsByTag1763800000000];
 
 /**
- * Two cores run two statements at a time; a few more connections keep them busy while
- * the others' results travel. Measured on 2 cores, reads stop gaining at 6 connections;
- * creates need only 2 (they are batched, see PlantsRepository); one more is held by the
- * token revocation listener.
+ * A frozen server cannot enforce its own statement_timeout, so `pg` bounds the wait for
+ * an answer too, this much later.
  */
-const POOL_SIZE = 7;
+const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
+
+export type DatabaseLimits = Pick<
+  AppConfig,
+  'databasePoolSize' | 'databaseConnectTimeoutMs' | 'databaseStatementTimeoutMs'
+>;
 
 /**
- * A stuck database must cost a request seconds, not forever. A frozen server cannot
- * enforce its own statement_timeout, so the client bounds the wait too, a little later.
+ * The one definition of how the service talks to PostgreSQL. The limits (AppConfig's
+ * DATABASE_* settings) make a stuck database cost a request seconds, not forever.
  */
-const DATABASE_TIMEOUTS = {
-  /** Opening a connection, or waiting for a free one in the pool. */
-  connectMs: 3_000,
-  /** Enforced by PostgreSQL: the statement is cancelled there. */
-  statementMs: 5_000,
-  /** Enforced by `pg`: no answer at all from the server. */
-  queryMs: 6_000,
-} as const;
-
-/** The one definition of how the service talks to PostgreSQL. */
-export function dataSourceOptions(url: string): DataSourceOptions {
+export function dataSourceOptions(url: string, limits: DatabaseLimits): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -41,11 +35,11 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     synchronize: false,
     logging: false,
     extra: {
-      max: POOL_SIZE,
+      max: limits.databasePoolSize,
       application_name: 'plant-store',
-      connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs,
-      statement_timeout: DATABASE_TIMEOUTS.statementMs,
-      query_timeout: DATABASE_TIMEOUTS.queryMs,
+      connectionTimeoutMillis: limits.databaseConnectTimeoutMs,
+      statement_timeout: limits.databaseStatementTimeoutMs,
+      query_timeout: limits.databaseStatementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
     },
   };
 }

@@ -15,9 +15,9 @@ class DatabaseServerModule {}
   imports: [
     TypeOrmModule.forRootAsync({
       imports: [DatabaseServerModule],
-      inject: [DatabaseServer],
-      useFactory: (server: DatabaseServer) => ({
-        ...dataSourceOptions(server.url),
+      inject: [DatabaseServer, AppConfig],
+      useFactory: (server: DatabaseServer, config: AppConfig) => ({
+        ...dataSourceOptions(server.url, config),
         migrationsRun: true,
       }),
     }),

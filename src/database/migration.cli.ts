@@ -12,8 +12,9 @@ async function main(command: string | undefined): Promise<void> {
   if (command !== 'run' && command !== 'revert') {
     throw new Error('usage: migration.cli.js run|revert');
   }
-  const server = await DatabaseServer.connect(AppConfig.fromEnvironment());
-  const dataSource = new DataSource(dataSourceOptions(server.url));
+  const config = AppConfig.fromEnvironment();
+  const server = await DatabaseServer.connect(config);
+  const dataSource = new DataSource(dataSourceOptions(server.url, config));
   try {
     await dataSource.initialize();
     if (command === 'run') {

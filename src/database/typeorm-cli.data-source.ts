@@ -1,5 +1,8 @@
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 
+const config = AppConfig.fromEnvironment();
+
 /** The data source the TypeORM CLI loads (`npm run migration:generate`); it needs DATABASE_URL. */
-export default new DataSource(dataSourceOptions(process.env.DATABASE_URL ?? ''));
+export default new DataSource(dataSourceOptions(config.databaseUrl ?? '', config));

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { stdTimeFunctions } from 'pino';
 import { AppConfig } from '../config/app-config.js';
+import { chooseLogFormat } from './log-format.js';
 import { RequestLogService } from './request-log.service.js';
 
 /**
@@ -23,15 +24,16 @@ const REDACTED_PATHS = [
 ];
 
 /**
- * JSON lines on stdout (pino through nestjs-pino): Nest's own logs, the services' logs
- * (bound to the request id while a request is handled) and one line per request.
+ * Lines on stdout (pino through nestjs-pino): Nest's own logs, the services' logs (bound
+ * to the request id while a request is handled) and one line per request. JSON, or in a
+ * terminal the same fields made readable by pino-pretty (see chooseLogFormat).
  */
 @Module({
   imports: [
     LoggerModule.forRootAsync({
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
-        pinoHttp: {
+      useFactory: async (config: AppConfig) => {
+        const options = {
           level: config.logLevel,
           // The request line is written by RequestLogService, which knows the route.
           autoLogging: false,
@@ -40,8 +42,20 @@ const REDACTED_PATHS = [
           redact: { paths: REDACTED_PATHS, censor: '[Redacted]' },
           timestamp: stdTimeFunctions.isoTime,
           formatters: { level: (label: string) => ({ level: label }) },
-        },
-      }),
+        };
+        if (chooseLogFormat(config, process.stdout.isTTY === true) === 'json') {
+          return { pinoHttp: options };
+        }
+        // Loaded only for a terminal: JSON output, the production case, never pays for it.
+        const { default: pretty } = await import('pino-pretty');
+        // Synchronous, in this thread, like the JSON lines: nothing is lost at exit.
+        const readable = pretty({
+          sync: true,
+          ignore: 'pid,hostname,context',
+          messageFormat: '{if context}[{context}] {end}{msg}',
+        });
+        return { pinoHttp: [options, readable] };
+      },
     }),
   ],
   providers: [RequestLogService],

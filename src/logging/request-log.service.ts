@@ -9,8 +9,8 @@ import { observeRequests, routePattern } from '../common/http/request-observer.j
  * One line per request: request id, method, route pattern, path (never the query
  * string, where a careless client might put a token), status, duration, the client's
  * address and, once the bearer guard has verified it, the token's id and name (never its
- * secret). The address is the socket's peer: X-Forwarded-For is anyone's to write, and
- * there is no trusted proxy.
+ * secret). The address is the socket's peer, or the one X-Forwarded-For names when the
+ * peer is a proxy TRUST_PROXY lists (see createHttpAdapter).
  */
 @Injectable()
 export class RequestLogService implements OnModuleInit {
@@ -35,7 +35,7 @@ export class RequestLogService implements OnModuleInit {
       path: request.url.split('?', 1)[0],
       status,
       durationMs: Math.round(reply.elapsedTime * 10) / 10,
-      clientAddress: request.socket.remoteAddress,
+      clientAddress: request.ip,
       ...(user && { tokenId: user.tokenId, tokenName: user.tokenName }),
       ...(reply.raw.writableFinished ? {} : { aborted: true }),
     };

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.js';
 
 /**
  * Requests per minute per token; a request without one (a public route) counts for its
- * client address. Runs after the bearer guard, which has set `request.user` by then.
+ * client address (`request.ip`: a trusted proxy's X-Forwarded-For, see TRUST_PROXY). Runs after the bearer guard, which has set `request.user` by then.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {

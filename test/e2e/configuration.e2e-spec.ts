@@ -17,6 +17,20 @@ describe('configuration checked at start (the built service)', () => {
     ],
     ['RATE_LIMIT_PER_MINUTE', 'lots', /RATE_LIMIT_PER_MINUTE must be a whole number/],
     ['DATABASE_URL', 'mysql://db/plants', /DATABASE_URL must be a postgres:\/\/ URL/],
+    ['LOG_FORMAT', 'yaml', /LOG_FORMAT must be one of json, pretty/],
+    ['CORS_ORIGINS', '*', /CORS_ORIGINS must be a comma-separated list of exact origins/],
+    ['TRUST_PROXY', 'true', /TRUST_PROXY must be a comma-separated list of proxy addresses/],
+    ['DATABASE_POOL_SIZE', '1', /DATABASE_POOL_SIZE must be an integer from 4 to 100/],
+    [
+      'DATABASE_CONNECT_TIMEOUT_MS',
+      '0',
+      /DATABASE_CONNECT_TIMEOUT_MS must be an integer from 100 to 60000/,
+    ],
+    [
+      'DATABASE_STATEMENT_TIMEOUT_MS',
+      '10m',
+      /DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 300000/,
+    ],
   ])(
     '%s=%s stops the service with one line naming it, before anything starts',
     async (name, value, reason) => {

@@ -1,9 +1,14 @@
+import { once } from 'node:events';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freePort,
   send,
   ServiceProcess,
+  spawnInTerminal,
+  startService,
   startServiceOnTestDatabase,
+  TERMINAL,
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
 import type { TestDatabase } from '../support/test-database.js';
@@ -75,6 +80,54 @@ describe('structured logs (the built service)', () => {
       expect(line).toMatchObject({ status: 401, clientAddress: '127.0.0.1' });
       expect(line).not.toHaveProperty('tokenId');
       expect(line).not.toHaveProperty('tokenName');
+    }
+  });
+
+  it('names the address X-Forwarded-For gives when the peer is a proxy TRUST_PROXY lists', async () => {
+    const behindProxies = async (trustProxy: string) => {
+      const proxied = await startService({ DATABASE_URL: database.url, TRUST_PROXY: trustProxy });
+      try {
+        await send(`${proxied.url}/health/live`, {
+          headers: { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'log-proxied' },
+        });
+        const lineOf = () =>
+          proxied.service.logLines().find((line) => line.requestId === 'log-proxied');
+        await expect.poll(lineOf).toBeDefined();
+        return lineOf()!.clientAddress;
+      } finally {
+        await proxied.service.stop();
+      }
+    };
+    expect(await behindProxies('127.0.0.1')).toBe('203.0.113.9');
+    expect(await behindProxies('10.0.0.0/8')).toBe('127.0.0.1');
+  });
+
+  it.skipIf(!TERMINAL)('writes readable lines, not JSON, in a terminal', async () => {
+    const port = await freePort();
+    const terminal = spawnInTerminal({
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    });
+    let shown = '';
+    terminal.stdout!.on('data', (chunk: Buffer) => (shown += chunk.toString()));
+    // Without its colours, as a person reads it.
+    const text = () => stripVTControlCharacters(shown);
+    try {
+      await expect.poll(text, { timeout: 20_000 }).toMatch(/INFO: \[Http\] listening on http/);
+      await send(`http://127.0.0.1:${port}/health/live`, {
+        headers: { 'x-request-id': 'log-in-terminal' },
+      });
+      await expect
+        .poll(text)
+        .toMatch(/INFO: request completed\r?\n {4}requestId: "log-in-terminal"/);
+      const lines = text()
+        .split(/\r?\n/)
+        .filter((line) => line.trim() !== '');
+      expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
+    } finally {
+      terminal.kill('SIGTERM');
+      await once(terminal, 'exit');
     }
   });
 

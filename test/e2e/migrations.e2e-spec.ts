@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions, MIGRATIONS } from '../../src/database/data-source.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
@@ -9,7 +10,9 @@ describe('migrations', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    dataSource = await new DataSource(dataSourceOptions(database.url)).initialize();
+    dataSource = await new DataSource(
+      dataSourceOptions(database.url, AppConfig.fromEnvironment({})),
+    ).initialize();
   });
   afterAll(async () => {
     await dataSource.destroy();

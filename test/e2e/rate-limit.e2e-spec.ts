@@ -61,6 +61,20 @@ describe('rate limits', () => {
       expect(scrapes).toEqual([200, 200, 200, 429]);
     });
 
+    it('ignores X-Forwarded-For: without TRUST_PROXY anyone could write it', async () => {
+      const statuses = [];
+      for (const forwarded of ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4']) {
+        const response = await api.request({
+          method: 'GET',
+          url: '/metrics',
+          remoteAddress: '192.0.2.60',
+          headers: { 'x-forwarded-for': forwarded },
+        });
+        statuses.push(response.statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
+    });
+
     it('never limits the health probes', async () => {
       for (let i = 0; i < 5; i++) {
         expect((await api.request({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
@@ -90,6 +104,39 @@ describe('rate limits', () => {
       const urls = [...Object.values(API_DOCS_PATHS), '/docs/swagger-ui.css', '/metrics'];
       for (const url of urls) expectLimited(await get(url), url);
       expect((await get(API_DOCS_PATHS.json, '192.0.2.7')).statusCode).toBe(200);
+    });
+  });
+
+  describe('TRUST_PROXY=127.0.0.1, RATE_LIMIT_PER_MINUTE=3', () => {
+    let api: TestApp;
+
+    beforeAll(async () => {
+      api = await createTestApp({ RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: '127.0.0.1' });
+    });
+    afterAll(() => api.close());
+
+    const scrape = (remoteAddress: string, forwardedFor: string) =>
+      api.request({
+        method: 'GET',
+        url: '/metrics',
+        remoteAddress,
+        headers: { 'x-forwarded-for': forwardedFor },
+      });
+
+    it('counts requests without a token by the address the trusted proxy forwards', async () => {
+      const statuses = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push((await scrape('127.0.0.1', '203.0.113.5')).statusCode);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      expect((await scrape('127.0.0.1', '203.0.113.6')).statusCode).toBe(200);
+    });
+
+    it('ignores X-Forwarded-For from a peer outside the range', async () => {
+      const statuses = [];
+      for (const forwarded of ['203.0.113.7', '203.0.113.8', '203.0.113.9', '203.0.113.10']) {
+        statuses.push((await scrape('192.0.2.61', forwarded)).statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
     });
   });
 

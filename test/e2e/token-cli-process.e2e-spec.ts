@@ -51,6 +51,17 @@ describe('npm run --silent token, as a process', () => {
     expect((await createPlant(stdout.trim(), 3)).status).toBe(401);
   });
 
+  it('create --replace runs twice in a row, as the quick start may, and only the last token works', async () => {
+    const [first, second] = [
+      await runTokenCli(['create', '--name', 'me', '--replace'], env),
+      await runTokenCli(['create', '--name', 'me', '--replace'], env),
+    ];
+    expect([first.code, second.code, first.stderr, second.stderr]).toEqual([0, 0, '', '']);
+    expect(second.stdout).toMatch(/^pst_[A-Za-z0-9_-]{43}\n$/);
+    expect((await createPlant(first.stdout.trim(), 4)).status).toBe(401);
+    expect((await createPlant(second.stdout.trim(), 4)).status).toBe(200);
+  });
+
   it('answers a usage error with exit code 2 and the usage on stderr', async () => {
     const { code, stdout, stderr } = await runTokenCli(['create'], env);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });

@@ -98,6 +98,29 @@ describe('the token commands', () => {
     await expect(run('create', '--name', 'twin')).rejects.toThrow(TokenRequestError);
   });
 
+  it('create --replace revokes the live token of that name and issues a new one', async () => {
+    const { out: first } = await run('create', '--name', 'rotated', '--replace');
+    expect((await createPlant(first.trim(), 4)).statusCode).toBe(200);
+    const second = await run('create', '--name', 'rotated', '--replace');
+    expect(second).toEqual({ code: 0, out: expect.stringMatching(/^pst_\S{43}\n$/), err: '' });
+    expect((await createPlant(first.trim(), 5)).statusCode).toBe(401);
+    expect((await createPlant(second.out.trim(), 5)).statusCode).toBe(200);
+    const rotated = (
+      JSON.parse((await run('list', '--json')).out) as Array<Record<string, unknown>>
+    )
+      .filter((token) => token.name === 'rotated')
+      .map((token) => token.status);
+    expect(rotated).toEqual(['revoked', 'active']);
+  });
+
+  it('create --replace keeps the live token when the new one is refused', async () => {
+    const { out: kept } = await run('create', '--name', 'kept');
+    await expect(
+      run('create', '--name', 'kept', '--scopes', 'plants:admin', '--replace'),
+    ).rejects.toThrow(TokenRequestError);
+    expect((await createPlant(kept.trim(), 6)).statusCode).toBe(200);
+  });
+
   it.each([
     [['create'], UsageError],
     [['create', '--name', 'x', '--bogus'], UsageError],

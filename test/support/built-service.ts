@@ -28,6 +28,8 @@ const BUILDS = [
   },
 ];
 const STARTUP_LIMIT_MS = 60_000;
+/** util-linux `script`, which runs a command on a pseudo-terminal; null where it is missing. */
+export const TERMINAL = ['/usr/bin/script', '/bin/script'].find(existsSync) ?? null;
 
 function newestChange(path: string): number {
   const stats = statSync(path);
@@ -135,6 +137,18 @@ export class ServiceProcess {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
     await this.exited;
   }
+}
+
+/**
+ * `node dist/src/main.js` on a pseudo-terminal (TERMINAL), as a developer runs it in one.
+ * Its stdout is what the terminal shows.
+ */
+export function spawnInTerminal(env: Record<string, string>): ChildProcess {
+  return spawn(TERMINAL!, ['-qec', `exec "${process.execPath}" "${ENTRY}"`, '/dev/null'], {
+    cwd: ROOT,
+    env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 export async function startService(

@@ -98,7 +98,10 @@ export async function buildApp(
   ).compile();
   moduleRef.useLogger(process.env.TEST_LOGS ? ['error', 'warn'] : false);
   const app = await initApp(
-    moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), HTTP_APP_OPTIONS),
+    moduleRef.createNestApplication<NestFastifyApplication>(
+      createHttpAdapter(config),
+      HTTP_APP_OPTIONS,
+    ),
   );
   await app.getHttpAdapter().getInstance().ready();
   return app;

@@ -11,6 +11,12 @@ describe('AppConfig.fromEnvironment', () => {
       dataDir: resolve('./data'),
       logLevel: 'info',
       rateLimitPerMinute: 600,
+      logFormat: undefined,
+      corsOrigins: [],
+      trustedProxies: [],
+      databasePoolSize: 7,
+      databaseConnectTimeoutMs: 3000,
+      databaseStatementTimeoutMs: 5000,
     });
   });
 
@@ -22,6 +28,12 @@ describe('AppConfig.fromEnvironment', () => {
       DATA_DIR: '/var/lib/plant-store',
       LOG_LEVEL: 'debug',
       RATE_LIMIT_PER_MINUTE: '0',
+      LOG_FORMAT: 'json',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,',
+      TRUST_PROXY: '10.0.0.0/8,127.0.0.1,fd00::/8',
+      DATABASE_POOL_SIZE: '20',
+      DATABASE_CONNECT_TIMEOUT_MS: '1500',
+      DATABASE_STATEMENT_TIMEOUT_MS: '30000',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -30,6 +42,12 @@ describe('AppConfig.fromEnvironment', () => {
       dataDir: '/var/lib/plant-store',
       logLevel: 'debug',
       rateLimitPerMinute: 0,
+      logFormat: 'json',
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      trustedProxies: ['10.0.0.0/8', '127.0.0.1', 'fd00::/8'],
+      databasePoolSize: 20,
+      databaseConnectTimeoutMs: 1500,
+      databaseStatementTimeoutMs: 30000,
     });
   });
 
@@ -56,10 +74,47 @@ describe('AppConfig.fromEnvironment', () => {
       { RATE_LIMIT_PER_MINUTE: '1000001' },
       'Invalid configuration: RATE_LIMIT_PER_MINUTE must be a whole number from 0 (off) to 1000000 (got "1000001")',
     ],
-  ])('refuses %j with one line naming the variable', (env, message) => {
-    expect(() => AppConfig.fromEnvironment(env)).toThrow(ConfigError);
-    expect(() => AppConfig.fromEnvironment(env)).toThrow(message);
-  });
+    [
+      { LOG_FORMAT: 'yaml' },
+      'Invalid configuration: LOG_FORMAT must be one of json, pretty, or unset (got "yaml")',
+    ],
+    ...['*', 'https://app.example.com/', 'https://app.example.com/path', 'app.example.com'].map(
+      (origin) => [
+        { CORS_ORIGINS: `https://ok.example.com,${origin}` },
+        `Invalid configuration: CORS_ORIGINS must be a comma-separated list of exact origins like https://app.example.com (scheme, host and port; no path, no *) (got "https://ok.example.com,${origin}")`,
+      ],
+    ),
+    ...[
+      'true',
+      '1',
+      '10.0.0.0/33',
+      'fd00::/129',
+      '10.0.0.0/8/8',
+      'proxy.internal',
+      '10.0.0.0/x',
+    ].map((range) => [
+      { TRUST_PROXY: range },
+      `Invalid configuration: TRUST_PROXY must be a comma-separated list of proxy addresses or CIDR ranges, like 10.0.0.0/8,127.0.0.1 (got "${range}")`,
+    ]),
+    ...['3', '101', 'many', '7.5'].map((size) => [
+      { DATABASE_POOL_SIZE: size },
+      `Invalid configuration: DATABASE_POOL_SIZE must be an integer from 4 to 100 (got "${size}")`,
+    ]),
+    ...['99', '60001', '-1'].map((ms) => [
+      { DATABASE_CONNECT_TIMEOUT_MS: ms },
+      `Invalid configuration: DATABASE_CONNECT_TIMEOUT_MS must be an integer from 100 to 60000 (got "${ms}")`,
+    ]),
+    ...['0', '300001', '5s'].map((ms) => [
+      { DATABASE_STATEMENT_TIMEOUT_MS: ms },
+      `Invalid configuration: DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 300000 (got "${ms}")`,
+    ]),
+  ] as Array<[Record<string, string>, string | RegExp]>)(
+    'refuses %j with one line naming the variable',
+    (env, message) => {
+      expect(() => AppConfig.fromEnvironment(env)).toThrow(ConfigError);
+      expect(() => AppConfig.fromEnvironment(env)).toThrow(message);
+    },
+  );
 
   it.each([
     'mysql://admin:hunter2@db:3306/plants',

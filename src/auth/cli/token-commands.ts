@@ -5,8 +5,9 @@ import { parseLifetime } from '../token-lifetime.js';
 import type { TokensService } from '../tokens.service.js';
 
 export const TOKEN_USAGE = `Usage:
-  token create --name NAME [--scopes ${SCOPES.join(',')}] [--expires-in 30m|12h|90d]
-      prints the new token, and only the token, on stdout (it is shown once)
+  token create --name NAME [--scopes ${SCOPES.join(',')}] [--expires-in 30m|12h|90d] [--replace]
+      prints the new token, and only the token, on stdout (it is shown once);
+      --replace first revokes the live token with that name, if there is one
   token list [--json]
       shows id, name, scopes, expiry, last use and status (never the secret)
   token revoke NAME
@@ -46,6 +47,7 @@ export async function runTokenCommand(
           name: { type: 'string' },
           scopes: { type: 'string', default: SCOPES.join(',') },
           'expires-in': { type: 'string' },
+          replace: { type: 'boolean', default: false },
         },
       });
       if (!values.name) throw new UsageError('token create needs --name NAME');
@@ -57,6 +59,7 @@ export async function runTokenCommand(
           .map((scope) => scope.trim())
           .filter(Boolean),
         expiresInMs: expiresIn === undefined ? undefined : parseLifetime(expiresIn),
+        replace: values.replace,
       });
       output.out(`${secret}\n`);
       return 0;

@@ -2,6 +2,7 @@ import { type NestApplicationOptions, UnsupportedMediaTypeException } from '@nes
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
+import { AppConfig } from '../../config/app-config.js';
 import { answerClientError, answerRouterError } from '../filters/client-error.handler.js';
 import { parseJsonBody, stringifyJson } from '../json/json-codec.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
@@ -28,9 +29,32 @@ const HTTP_TIMEOUTS = {
 /** Options for `NestFactory.create` and `createNestApplication`: the JSON codec is ours. */
 export const HTTP_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
 
-export function createHttpAdapter(): FastifyAdapter {
+/**
+ * The headers a browser page on an allowed origin (CORS_ORIGINS) may send and read: a
+ * token, a JSON body, a request id; the next page's `Link`, the rate limit's answers.
+ */
+const CORS_HEADERS = {
+  allowed: ['Authorization', 'Content-Type', REQUEST_ID_HEADER],
+  exposed: [
+    'Link',
+    'Retry-After',
+    'X-RateLimit-Limit',
+    'X-RateLimit-Remaining',
+    'X-RateLimit-Reset',
+    REQUEST_ID_HEADER,
+  ],
+} as const;
+/** How long a browser may reuse a preflight's answer, in seconds. */
+const CORS_PREFLIGHT_MAX_AGE_S = 600;
+
+export function createHttpAdapter({
+  trustedProxies,
+}: Pick<AppConfig, 'trustedProxies'>): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
+    // `request.ip`, read by the request log and the rate limit, is then the address a
+    // trusted proxy forwarded in X-Forwarded-For; anyone else's X-Forwarded-For is ignored.
+    trustProxy: trustedProxies.length > 0 ? trustedProxies : false,
     genReqId: requestIdFor,
     // Fastify's own 503 during close() is not in the contract's error shape; the
     // shutdown drains instead (see src/shutdown).
@@ -55,6 +79,7 @@ export function createHttpAdapter(): FastifyAdapter {
 export function configureHttp(app: NestFastifyApplication): NestFastifyApplication {
   app.useLogger(app.get(Logger));
   app.useSecurityHeaders();
+  enableCorsFor(app.get(AppConfig).corsOrigins, app);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
   app.useBodyParser(
@@ -76,4 +101,25 @@ export function configureHttp(app: NestFastifyApplication): NestFastifyApplicati
     done();
   });
   return app;
+}
+
+/**
+ * CORS for exactly these origins; none: no CORS headers at all. Nest's Fastify adapter
+ * answers the preflight in its first request hook, before the bearer guard (a browser
+ * sends no Authorization header with it). A request from any other origin, or without
+ * one, is served as if CORS were off: no CORS headers, and an `OPTIONS` is a 404.
+ */
+function enableCorsFor(origins: string[], app: NestFastifyApplication): void {
+  if (origins.length === 0) return;
+  const allowed = new Set(origins);
+  app.enableCors({
+    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
+    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: [...CORS_HEADERS.allowed],
+    exposedHeaders: [...CORS_HEADERS.exposed],
+    maxAge: CORS_PREFLIGHT_MAX_AGE_S,
+    // An OPTIONS without Access-Control-Request-Method would otherwise get a text/plain
+    // 400, outside the API's error shape.
+    strictPreflight: false,
+  });
 }
