@@ -13,7 +13,9 @@ import { createOpenApiDocument } from './openapi-document.js';
  */
 async function main(outputPath: string | undefined): Promise<void> {
   if (outputPath === undefined) throw new Error('usage: openapi-document.cli.js <output.json>');
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, createHttpAdapter(), {
+  // Which proxies are trusted changes no route or schema.
+  const adapter = createHttpAdapter({ trustedProxies: [] });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, {
     ...HTTP_APP_OPTIONS,
     preview: true,
     logger: ['error', 'warn'],
