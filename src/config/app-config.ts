@@ -140,6 +140,9 @@ class EnvironmentVariables {
   @Transform(decimalDigitsToNumber)
   @IsIntegerBetween(...DATABASE_STATEMENT_TIMEOUT_RANGE_MS)
   DATABASE_STATEMENT_TIMEOUT_MS = 5_000;
+
+  @IsIn(['true', 'false'], { message: 'MIGRATIONS_AT_START must be true or false' })
+  MIGRATIONS_AT_START = 'true';
 }
 
 /** The environment variables the service reads. */
@@ -184,6 +187,8 @@ export class AppConfig {
   readonly databaseConnectTimeoutMs: number;
   /** One SQL statement, enforced by PostgreSQL. */
   readonly databaseStatementTimeoutMs: number;
+  /** false: the deployment applies migrations as a job (`npm run migration:run`). */
+  readonly migrationsAtStart: boolean;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -198,6 +203,7 @@ export class AppConfig {
     this.databasePoolSize = env.DATABASE_POOL_SIZE;
     this.databaseConnectTimeoutMs = env.DATABASE_CONNECT_TIMEOUT_MS;
     this.databaseStatementTimeoutMs = env.DATABASE_STATEMENT_TIMEOUT_MS;
+    this.migrationsAtStart = env.MIGRATIONS_AT_START === 'true';
   }
 
   /** Reads the environment; throws one ConfigError naming the first wrong variable. */

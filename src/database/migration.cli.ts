@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 import { DatabaseServer } from './database-server.js';
+import { runPendingMigrations } from './migrations.js';
 
 /**
  * `npm run migration:run` / `migration:revert`: the service runs pending migrations at
@@ -18,7 +19,7 @@ async function main(command: string | undefined): Promise<void> {
   try {
     await dataSource.initialize();
     if (command === 'run') {
-      const applied = await dataSource.runMigrations();
+      const applied = await runPendingMigrations(dataSource);
       process.stderr.write(`applied ${applied.length} migration(s)\n`);
     } else {
       await dataSource.undoLastMigration();

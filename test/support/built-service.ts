@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from './test-database.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, 'dist/src/main.js');
 const TOKEN_CLI = join(ROOT, 'dist/src/auth/cli/token.cli.js');
+const MIGRATION_CLI = join(ROOT, 'dist/src/database/migration.cli.js');
 export const OPENAPI_CLI = join(ROOT, 'dist/src/openapi/openapi-document.cli.js');
 
 /** What is built before the tests, each from its sources, by an npm command. */
@@ -238,11 +239,20 @@ export interface CliResult {
 }
 
 /** `npm run --silent token -- …` as an operator runs it (the built CLI, no npm around it). */
-export async function runTokenCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+export function runTokenCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return runCli(TOKEN_CLI, args, env);
+}
+
+/** `npm run migration:run` (`args`: `['run']`) or `migration:revert`, as a job runs it. */
+export function runMigrationCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return runCli(MIGRATION_CLI, args, env);
+}
+
+function runCli(entry: string, args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [TOKEN_CLI, ...args],
+      [entry, ...args],
       { cwd: ROOT, env: { ...loginEnvironment(), ...env } },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),

@@ -17,6 +17,7 @@ describe('AppConfig.fromEnvironment', () => {
       databasePoolSize: 7,
       databaseConnectTimeoutMs: 3000,
       databaseStatementTimeoutMs: 5000,
+      migrationsAtStart: true,
     });
   });
 
@@ -34,6 +35,7 @@ describe('AppConfig.fromEnvironment', () => {
       DATABASE_POOL_SIZE: '20',
       DATABASE_CONNECT_TIMEOUT_MS: '1500',
       DATABASE_STATEMENT_TIMEOUT_MS: '30000',
+      MIGRATIONS_AT_START: 'false',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -48,11 +50,16 @@ describe('AppConfig.fromEnvironment', () => {
       databasePoolSize: 20,
       databaseConnectTimeoutMs: 1500,
       databaseStatementTimeoutMs: 30000,
+      migrationsAtStart: false,
     });
   });
 
   it.each([
     [{ PORT: 'abc' }, 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
+    [
+      { MIGRATIONS_AT_START: 'no' },
+      'Invalid configuration: MIGRATIONS_AT_START must be true or false (got "no")',
+    ],
     [
       { PORT: '70000' },
       'Invalid configuration: PORT must be an integer from 0 to 65535 (got "70000")',
