@@ -37,6 +37,7 @@ const DATABASE_POOL_SIZE_RANGE = [4, 100] as const;
 /** Under 100 ms a healthy but busy database would look down; over a minute a stuck one would hang requests. */
 const DATABASE_CONNECT_TIMEOUT_RANGE_MS = [100, 60_000] as const;
 const DATABASE_STATEMENT_TIMEOUT_RANGE_MS = [100, 300_000] as const;
+const SHUTDOWN_DELAY_RANGE_MS = [0, 15_000] as const;
 
 /** Comma-separated entries, blanks ignored: `a, b,` is `a` and `b`. */
 function commaSeparated(value: string): string[] {
@@ -143,6 +144,14 @@ class EnvironmentVariables {
 
   @IsIn(['true', 'false'], { message: 'MIGRATIONS_AT_START must be true or false' })
   MIGRATIONS_AT_START = 'true';
+
+  /**
+   * Within the shutdown's 30 s limit, with the 10 s drain. Off by default: run by hand,
+   * no balancer needs telling, and Ctrl-C should stop at once.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...SHUTDOWN_DELAY_RANGE_MS)
+  SHUTDOWN_DELAY_MS = 0;
 }
 
 /** The environment variables the service reads. */
@@ -189,6 +198,8 @@ export class AppConfig {
   readonly databaseStatementTimeoutMs: number;
   /** false: the deployment applies migrations as a job (`npm run migration:run`). */
   readonly migrationsAtStart: boolean;
+  /** After SIGTERM, how long readiness answers 503 before the listener closes. */
+  readonly shutdownDelayMs: number;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -204,6 +215,7 @@ export class AppConfig {
     this.databaseConnectTimeoutMs = env.DATABASE_CONNECT_TIMEOUT_MS;
     this.databaseStatementTimeoutMs = env.DATABASE_STATEMENT_TIMEOUT_MS;
     this.migrationsAtStart = env.MIGRATIONS_AT_START === 'true';
+    this.shutdownDelayMs = env.SHUTDOWN_DELAY_MS;
   }
 
   /** Reads the environment; throws one ConfigError naming the first wrong variable. */

@@ -10,6 +10,8 @@ import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../auth/decorators/public.decorator.js';
 import { ApiDatabaseUnavailableResponse } from '../common/openapi/api-error-response.decorator.js';
 import { DatabaseUnavailableError } from '../database/database-unavailable.js';
+import { ShutdownService } from '../shutdown/shutdown.service.js';
+import { ShuttingDownError } from '../shutdown/shutting-down.error.js';
 
 /** A readiness probe must answer well within a probe's own time-out. */
 const READY_TIMEOUT_MS = 1_000;
@@ -43,6 +45,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly shutdown: ShutdownService,
   ) {}
 
   /** The process answers; nothing else is checked, so a database outage restarts nothing. */
@@ -53,13 +56,17 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** The database answered `SELECT 1` in time, within the last second; 503 otherwise. */
+  /**
+   * The database answered `SELECT 1` in time, within the last second; 503 otherwise, and
+   * from the start of a shutdown on.
+   */
   @Get('ready')
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
   @ApiOperation({ operationId: 'checkReadiness', summary: 'The database answers in time' })
   @ApiOkResponse({ description: 'Ready to serve requests', schema: READINESS_SCHEMA })
   @ApiDatabaseUnavailableResponse()
   async ready(): Promise<HealthCheckResult> {
+    if (this.shutdown.isDraining) throw new ShuttingDownError();
     try {
       return await this.health.check([
         () =>

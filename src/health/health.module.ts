@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { ShutdownModule } from '../shutdown/shutdown.module.js';
 import { HealthController } from './health.controller.js';
 
 @Module({
   // Failures are logged once, by the error filter.
-  imports: [TerminusModule.forRoot({ logger: false })],
+  imports: [TerminusModule.forRoot({ logger: false }), ShutdownModule],
   controllers: [HealthController],
 })
 export class HealthModule {}

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
+import { AppConfig } from '../config/app-config.js';
 
 const DRAIN_TIMEOUTS = {
   /**
@@ -23,15 +24,24 @@ const DRAIN_TIMEOUTS = {
 
 /**
  * Drains the HTTP server before Nest closes it (and, after that, the database pool and
- * the embedded PostgreSQL): every response from now on carries `Connection: close`, no
- * new connection is accepted, and requests in flight finish, within a bound.
+ * the embedded PostgreSQL): every response from now on carries `Connection: close` and
+ * readiness answers 503; after SHUTDOWN_DELAY_MS, time for a load balancer to notice,
+ * no new connection is accepted, and requests in flight finish, within a bound.
  */
 @Injectable()
 export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Shutdown');
   private draining = false;
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** From the shutdown's start: readiness fails so that balancers stop sending requests. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
@@ -45,7 +55,7 @@ export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown 
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     if (!server.listening) return;
     this.draining = true;
-    await sleep(DRAIN_TIMEOUTS.settleMs);
+    await sleep(this.config.shutdownDelayMs + DRAIN_TIMEOUTS.settleMs);
     // http.Server#close would also close every connection without a request in
     // progress, including those accepted a moment ago and not read yet; net's close
     // only stops accepting, and calls back once the last connection has ended.

@@ -119,3 +119,40 @@ describe('graceful shutdown with the embedded PostgreSQL', () => {
     }
   });
 });
+
+describe('rolling updates (the built service, SHUTDOWN_DELAY_MS)', () => {
+  const DELAY_MS = 2_000;
+  let started: ServiceOnTestDatabase;
+
+  beforeEach(async () => {
+    started = await startServiceOnTestDatabase({ SHUTDOWN_DELAY_MS: String(DELAY_MS) });
+  });
+  afterEach(() => started.stop());
+
+  it('on SIGTERM first fails readiness while still serving, then stops accepting and exits 0', async () => {
+    const { service, url, token } = started;
+    expect((await send(`${url}/health/ready`)).status).toBe(200);
+    const signalled = Date.now();
+    service.signal('SIGTERM');
+    await expect
+      .poll(async () => (await send(`${url}/health/ready`)).status, { interval: 50 })
+      .toBe(503);
+    const notReady = await send(`${url}/health/ready`);
+    expect(JSON.parse(notReady.body)).toEqual({
+      error: 503,
+      message: 'the service is shutting down',
+    });
+
+    // A balancer that has not noticed yet still gets answers, on new connections too.
+    const created = await send(`${url}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"id": 1, "name": "Fern"}',
+    });
+    expect([created.status, created.headers.connection]).toEqual([200, 'close']);
+    expect(Date.now() - signalled).toBeLessThan(DELAY_MS);
+
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(DELAY_MS);
+  });
+});

@@ -18,6 +18,7 @@ describe('AppConfig.fromEnvironment', () => {
       databaseConnectTimeoutMs: 3000,
       databaseStatementTimeoutMs: 5000,
       migrationsAtStart: true,
+      shutdownDelayMs: 0,
     });
   });
 
@@ -36,6 +37,7 @@ describe('AppConfig.fromEnvironment', () => {
       DATABASE_CONNECT_TIMEOUT_MS: '1500',
       DATABASE_STATEMENT_TIMEOUT_MS: '30000',
       MIGRATIONS_AT_START: 'false',
+      SHUTDOWN_DELAY_MS: '5000',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -51,11 +53,16 @@ describe('AppConfig.fromEnvironment', () => {
       databaseConnectTimeoutMs: 1500,
       databaseStatementTimeoutMs: 30000,
       migrationsAtStart: false,
+      shutdownDelayMs: 5000,
     });
   });
 
   it.each([
     [{ PORT: 'abc' }, 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
+    [
+      { SHUTDOWN_DELAY_MS: '15001' },
+      'Invalid configuration: SHUTDOWN_DELAY_MS must be an integer from 0 to 15000 (got "15001")',
+    ],
     [
       { MIGRATIONS_AT_START: 'no' },
       'Invalid configuration: MIGRATIONS_AT_START must be true or false (got "no")',

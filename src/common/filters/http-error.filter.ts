@@ -12,6 +12,7 @@ import {
   isDatabaseUnavailable,
   isUnstorableCharacter,
 } from '../../database/database-unavailable.js';
+import { ShuttingDownError } from '../../shutdown/shutting-down.error.js';
 import { lingerAfterAnswer } from '../http/lingering-close.js';
 import { JsonBodyError } from '../json/json-codec.js';
 
@@ -90,6 +91,9 @@ export class HttpErrorFilter implements ExceptionFilter {
         message: 'the name or tag contains a character the database cannot store',
         headers: {},
       };
+    }
+    if (exception instanceof ShuttingDownError) {
+      return { status: HttpStatus.SERVICE_UNAVAILABLE, message: exception.message, headers: {} };
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(`the database is unavailable: ${(exception as Error).message}`);
