@@ -145,6 +145,12 @@ class EnvironmentVariables {
   @IsIn(['true', 'false'], { message: 'MIGRATIONS_AT_START must be true or false' })
   MIGRATIONS_AT_START = 'true';
 
+  @IsOptional()
+  @Matches(/^rediss?:\/\/[^\s]*$/, {
+    message: 'REDIS_URL must be a redis:// or rediss:// URL, like redis://127.0.0.1:6379/0',
+  })
+  REDIS_URL?: string;
+
   /**
    * Within the shutdown's 30 s limit, with the 10 s drain. Off by default: run by hand,
    * no balancer needs telling, and Ctrl-C should stop at once.
@@ -198,6 +204,8 @@ export class AppConfig {
   readonly databaseStatementTimeoutMs: number;
   /** false: the deployment applies migrations as a job (`npm run migration:run`). */
   readonly migrationsAtStart: boolean;
+  /** Unset: each process counts the rate limit in its own memory. */
+  readonly redisUrl: string | undefined;
   /** After SIGTERM, how long readiness answers 503 before the listener closes. */
   readonly shutdownDelayMs: number;
 
@@ -216,6 +224,7 @@ export class AppConfig {
     this.databaseStatementTimeoutMs = env.DATABASE_STATEMENT_TIMEOUT_MS;
     this.migrationsAtStart = env.MIGRATIONS_AT_START === 'true';
     this.shutdownDelayMs = env.SHUTDOWN_DELAY_MS;
+    this.redisUrl = env.REDIS_URL;
   }
 
   /** Reads the environment; throws one ConfigError naming the first wrong variable. */
