@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES } from '../../src/config/app-config.js';
@@ -9,6 +10,8 @@ interface ComposeService {
   command?: string[];
   environment?: Record<string, string | number>;
   ports?: string[];
+  expose?: string[];
+  volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
 }
@@ -16,7 +19,7 @@ interface ComposeService {
 const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as {
   services: Record<string, ComposeService>;
 };
-const { db, migrate, api } = compose.services;
+const { db, redis, migrate, api, balancer } = compose.services;
 const dockerfile = readFileSync('Dockerfile', 'utf8');
 const nestCli = JSON.parse(readFileSync('nest-cli.json', 'utf8')) as { entryFile: string };
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
@@ -46,7 +49,10 @@ describe('docker-compose.yml', () => {
     expect(migrate.depends_on).toEqual({ db: { condition: 'service_healthy' } });
     expect(api.depends_on).toEqual({
       migrate: { condition: 'service_completed_successfully' },
+      redis: { condition: 'service_healthy' },
     });
+    expect(api.environment!.MIGRATIONS_AT_START).toBe('false');
+    expect(redis.healthcheck?.test.join(' ')).toContain('ping');
   });
 
   it('runs the migrations with the command npm run migration:run uses', () => {
@@ -70,8 +76,17 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('publishes the port the API listens on', () => {
-    expect(api.ports).toEqual([`${api.environment!.PORT}:${api.environment!.PORT}`]);
+  it('publishes only the balancer, on the port the API listens on', () => {
+    const published = Object.entries(compose.services).filter(([, service]) => service.ports);
+    expect(published.map(([name]) => name)).toEqual(['balancer']);
+    expect(balancer.ports).toEqual([`${api.environment!.PORT}:${api.environment!.PORT}`]);
+    expect(api.expose).toEqual([String(api.environment!.PORT)]);
+  });
+
+  it('runs one image, built once by the migrate service', () => {
+    expect(migrate.image).toBeDefined();
+    expect(api.image).toBe(migrate.image);
+    expect(api.build).toBeUndefined();
   });
 });
 
@@ -118,5 +133,31 @@ describe('the runtime', () => {
   it('runs these tests on the Node.js the project brings, on Linux', () => {
     if (process.platform !== 'linux') return;
     expect(process.versions.node).toBe(bundledNode);
+  });
+});
+
+const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find(existsSync);
+
+describe('deploy/haproxy/haproxy.cfg', () => {
+  const config = readFileSync('deploy/haproxy/haproxy.cfg', 'utf8');
+
+  it('is the balancer compose mounts', () => {
+    expect(balancer.volumes).toContain(
+      './deploy/haproxy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro',
+    );
+  });
+
+  it('takes a replica out when readiness fails, quickly enough for SHUTDOWN_DELAY_MS', () => {
+    expect(config).toContain('option httpchk GET /health/ready');
+    const [, inter, fall] = /inter (\d+)s fall (\d+)/.exec(config)!;
+    const noticedWithinMs = (Number(fall) + 1) * Number(inter) * 1000;
+    expect(noticedWithinMs).toBeLessThanOrEqual(Number(api.environment!.SHUTDOWN_DELAY_MS));
+  });
+
+  // .ci/run installs Debian's haproxy; elsewhere, without it, this is skipped.
+  it.skipIf(!HAPROXY)('is a configuration HAProxy accepts', () => {
+    expect(() =>
+      execFileSync(HAPROXY!, ['-c', '-f', 'deploy/haproxy/haproxy.cfg'], { stdio: 'pipe' }),
+    ).not.toThrow();
   });
 });
