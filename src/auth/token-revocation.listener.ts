@@ -2,7 +2,9 @@ import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
 import { postgresPool } from '../database/postgres-pool.js';
+import { openSession, type SessionConnection } from '../database/session-connection.js';
 import type { ApiToken } from './entities/api-token.entity.js';
 import { TOKEN_REVOKED_CHANNEL } from './token-revocations.js';
 import { VerifiedTokenCache } from './verified-token-cache.js';
@@ -11,7 +13,7 @@ import { VerifiedTokenCache } from './verified-token-cache.js';
 const RECONNECT_DELAY_MS = 1_000;
 
 /**
- * Holds one pooled connection that LISTENs for token revocations and evicts each revoked
+ * Holds one connection (a session: see openSession) that LISTENs for token revocations and evicts each revoked
  * token from this process's cache. The cache keeps tokens only while the connection is
  * listening: when it is lost, announcements may be missed, so the cache is emptied and
  * stays off until the listener is back.
@@ -20,13 +22,14 @@ const RECONNECT_DELAY_MS = 1_000;
 export class TokenRevocationListener implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(TokenRevocationListener.name);
   private readonly pool: pg.Pool;
-  private client: pg.PoolClient | undefined;
+  private session: SessionConnection | undefined;
   private reconnect: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly verified: VerifiedTokenCache<ApiToken>,
+    private readonly config: AppConfig,
   ) {
     this.pool = postgresPool(dataSource);
   }
@@ -41,36 +44,36 @@ export class TokenRevocationListener implements OnModuleInit, OnModuleDestroy {
     this.stopped = true;
     clearTimeout(this.reconnect);
     this.verified.stopCaching();
-    const client = this.client;
-    this.client = undefined;
-    // Destroyed rather than returned: a pooled connection must not stay LISTENing.
-    client?.release(true);
+    const session = this.session;
+    this.session = undefined;
+    session?.close();
   }
 
   private async listen(): Promise<void> {
-    const client = await this.pool.connect();
-    const lost = (error?: Error) => this.lost(client, error);
+    const session = await openSession(this.pool, this.config.databaseDirectUrl);
+    const { client } = session;
+    const lost = (error?: Error) => this.lost(session, error);
     client.on('notification', ({ payload }) => payload && this.verified.evict(payload));
     client.on('error', lost).on('end', lost);
     try {
       await client.query(`LISTEN ${TOKEN_REVOKED_CHANNEL}`);
     } catch (error) {
-      client.release(true);
+      session.close();
       throw error;
     }
     if (this.stopped) {
-      client.release(true);
+      session.close();
       return;
     }
-    this.client = client;
+    this.session = session;
     this.verified.startCaching();
   }
 
-  private lost(client: pg.PoolClient, error?: Error): void {
-    if (this.client !== client) return;
-    this.client = undefined;
+  private lost(session: SessionConnection, error?: Error): void {
+    if (this.session !== session) return;
+    this.session = undefined;
     this.verified.stopCaching();
-    client.release(true);
+    session.close();
     this.logger.warn(
       `lost the revocation listener (${error?.message ?? 'connection ended'}); tokens are checked in the database until it is back`,
     );

@@ -95,6 +95,13 @@ class EnvironmentVariables {
   })
   DATABASE_URL?: string;
 
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/[^\s/]+(\/[^\s]*)?$/, {
+    message:
+      'DATABASE_DIRECT_URL must be a postgres:// URL, like postgres://user:pass@host:5432/db',
+  })
+  DATABASE_DIRECT_URL?: string;
+
   @IsString()
   @MinLength(1, { message: 'DATA_DIR must be a directory path, not empty' })
   DATA_DIR = './data';
@@ -187,6 +194,11 @@ export class AppConfig {
   readonly host: string;
   /** Unset: the service runs its own embedded PostgreSQL in `dataDir`. */
   readonly databaseUrl: string | undefined;
+  /**
+   * Set when `databaseUrl` goes through a transaction pooler (PgBouncer): the same
+   * database without it, for what needs a session of its own (see session-connection.ts).
+   */
+  readonly databaseDirectUrl: string | undefined;
   readonly dataDir: string;
   readonly logLevel: LogLevel;
   /** Requests per minute per token; 0 turns rate limiting off. */
@@ -213,6 +225,7 @@ export class AppConfig {
     this.port = env.PORT;
     this.host = env.HOST;
     this.databaseUrl = env.DATABASE_URL;
+    this.databaseDirectUrl = env.DATABASE_DIRECT_URL;
     this.dataDir = resolve(env.DATA_DIR);
     this.logLevel = env.LOG_LEVEL;
     this.rateLimitPerMinute = env.RATE_LIMIT_PER_MINUTE;
@@ -238,6 +251,11 @@ export class AppConfig {
       const reason = Object.values(error.constraints ?? {})[0];
       throw new ConfigError(
         `Invalid configuration: ${reason} (got ${JSON.stringify(redactPassword(String(error.value)))})`,
+      );
+    }
+    if (env.DATABASE_DIRECT_URL !== undefined && env.DATABASE_URL === undefined) {
+      throw new ConfigError(
+        'Invalid configuration: DATABASE_DIRECT_URL goes with a DATABASE_URL through a pooler; set DATABASE_URL too',
       );
     }
     return new AppConfig(env);

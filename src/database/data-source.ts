@@ -17,7 +17,10 @@ const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
 
 export type DatabaseLimits = Pick<
   AppConfig,
-  'databasePoolSize' | 'databaseConnectTimeoutMs' | 'databaseStatementTimeoutMs'
+  | 'databasePoolSize'
+  | 'databaseConnectTimeoutMs'
+  | 'databaseStatementTimeoutMs'
+  | 'databaseDirectUrl'
 >;
 
 /**
@@ -38,7 +41,10 @@ export function dataSourceOptions(url: string, limits: DatabaseLimits): DataSour
       max: limits.databasePoolSize,
       application_name: 'plant-store',
       connectionTimeoutMillis: limits.databaseConnectTimeoutMs,
-      statement_timeout: limits.databaseStatementTimeoutMs,
+      // A transaction pooler (DATABASE_DIRECT_URL set) refuses session settings at
+      // connect; there PostgreSQL's own setting applies (docs/operations.md).
+      statement_timeout:
+        limits.databaseDirectUrl === undefined ? limits.databaseStatementTimeoutMs : undefined,
       query_timeout: limits.databaseStatementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
     },
   };

@@ -19,7 +19,7 @@ async function main(command: string | undefined): Promise<void> {
   try {
     await dataSource.initialize();
     if (command === 'run') {
-      const applied = await runPendingMigrations(dataSource);
+      const applied = await runPendingMigrations(dataSource, config.databaseDirectUrl);
       process.stderr.write(`applied ${applied.length} migration(s)\n`);
     } else {
       await dataSource.undoLastMigration();

@@ -3,6 +3,8 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, Migration } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { postgresPool } from './postgres-pool.js';
+import { openSession } from './session-connection.js';
 
 /** The advisory lock that lets one process at a time migrate a database ("PlantM"). */
 const MIGRATION_LOCK_KEY = 0x506c616e744d;
@@ -13,32 +15,28 @@ const MIGRATION_LOCK_POLL_MS = 100;
  * Applies the pending migrations, one process at a time: replicas starting together on an
  * empty database would otherwise run the same `CREATE TABLE` at once, and all but one
  * would fail. The others wait for the lock, then find nothing pending. The lock is
- * PostgreSQL's session-level advisory lock on a connection of its own, so it needs a
- * direct connection (a transaction pooler cannot hold one). It is polled rather than
- * awaited, so that the statement time-out does not end a long wait.
+ * PostgreSQL's session-level advisory lock, on a session of its own (openSession: a
+ * direct connection behind a transaction pooler), held until that session ends. It is
+ * polled rather than awaited, so that the statement time-out does not end a long wait.
  */
-export async function runPendingMigrations(dataSource: DataSource): Promise<Migration[]> {
-  const lockSession = dataSource.createQueryRunner();
-  await lockSession.connect();
+export async function runPendingMigrations(
+  dataSource: DataSource,
+  directUrl: string | undefined,
+): Promise<Migration[]> {
+  const lockSession = await openSession(postgresPool(dataSource), directUrl);
   try {
-    while (!(await tryLock(lockSession.query.bind(lockSession)))) {
+    for (;;) {
+      const { rows } = await lockSession.client.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock($1) AS locked',
+        [MIGRATION_LOCK_KEY],
+      );
+      if (rows[0].locked) break;
       await sleep(MIGRATION_LOCK_POLL_MS);
     }
-    try {
-      return await dataSource.runMigrations();
-    } finally {
-      await lockSession.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-    }
+    return await dataSource.runMigrations();
   } finally {
-    await lockSession.release();
+    lockSession.close();
   }
-}
-
-async function tryLock(query: (sql: string, values: unknown[]) => Promise<unknown>) {
-  const [{ locked }] = (await query('SELECT pg_try_advisory_lock($1) AS locked', [
-    MIGRATION_LOCK_KEY,
-  ])) as [{ locked: boolean }];
-  return locked;
 }
 
 /**
@@ -53,6 +51,8 @@ export class MigrationsAtStart implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    if (this.config.migrationsAtStart) await runPendingMigrations(this.dataSource);
+    if (this.config.migrationsAtStart) {
+      await runPendingMigrations(this.dataSource, this.config.databaseDirectUrl);
+    }
   }
 }

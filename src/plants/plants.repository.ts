@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
 import { BatchingQueue } from '../database/batching-queue.js';
 import { isDataException } from '../database/database-unavailable.js';
 import { postgresPool } from '../database/postgres-pool.js';
@@ -54,6 +55,8 @@ export interface PlantsPageQuery {
 @Injectable()
 export class PlantsRepository {
   private readonly pool: pg.Pool;
+  private readonly insertBatchStatement: Omit<pg.QueryConfig, 'values'>;
+  private readonly findByIdsStatement: Omit<pg.QueryConfig, 'values'>;
   private readonly inserts = new BatchingQueue<Plant, boolean>(
     (plants) => this.insertBatch(plants),
     { concurrency: CONCURRENCY, maxBatch: MAX_BATCH, isItemError: isDataException },
@@ -63,8 +66,17 @@ export class PlantsRepository {
     maxBatch: MAX_BATCH,
   });
 
-  constructor(@InjectRepository(Plant) private readonly plants: Repository<Plant>) {
+  constructor(
+    @InjectRepository(Plant) private readonly plants: Repository<Plant>,
+    config: AppConfig,
+  ) {
     this.pool = postgresPool(plants.manager.dataSource);
+    // Behind a transaction pooler (DATABASE_DIRECT_URL set) a statement prepared on one
+    // server session is unknown to the next one: the statements are then sent unnamed,
+    // parsed and planned each time.
+    const prepared = config.databaseDirectUrl === undefined;
+    this.insertBatchStatement = prepared ? INSERT_BATCH : { text: INSERT_BATCH.text };
+    this.findByIdsStatement = prepared ? FIND_BY_IDS : { text: FIND_BY_IDS.text };
   }
 
   /**
@@ -90,7 +102,7 @@ export class PlantsRepository {
     for (const plant of plants) if (!firstById.has(plant.id)) firstById.set(plant.id, plant);
     const distinct = [...firstById.values()];
     const { rows } = await this.pool.query<{ id: string }>({
-      ...INSERT_BATCH,
+      ...this.insertBatchStatement,
       values: [
         distinct.map(({ id }) => id.toString()),
         distinct.map(({ name }) => name),
@@ -103,7 +115,7 @@ export class PlantsRepository {
 
   private async findBatch(ids: bigint[]): Promise<(Plant | null)[]> {
     const { rows } = await this.pool.query<{ id: string; name: string; tag: string | null }>({
-      ...FIND_BY_IDS,
+      ...this.findByIdsStatement,
       values: [ids.map(String)],
     });
     const found = new Map(rows.map((row) => [BigInt(row.id), row]));

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { type Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -277,5 +277,14 @@ export function freePort(): Promise<number> {
       const { port } = probe.address() as { port: number };
       probe.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether something accepts TCP connections on this loopback port now. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => socket.end(() => resolve(true)));
+    socket.once('error', () => resolve(false));
   });
 }

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createConnection } from 'node:net';
-import { freePort } from './built-service.js';
+import { acceptsConnections, freePort } from './built-service.js';
 
 /** Debian's redis-server; `.ci/run` installs it when missing. */
 export const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find(
@@ -27,7 +26,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   };
-  for (let attempt = 0; !(await accepts(port)); attempt++) {
+  for (let attempt = 0; !(await acceptsConnections(port)); attempt++) {
     if (attempt === 100) {
       await stop();
       throw new Error('redis-server did not start');
@@ -35,12 +34,4 @@ export async function startRedisServer(): Promise<RedisServer> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { url: `redis://127.0.0.1:${port}`, stop };
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => socket.end(() => resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
 }

@@ -43,6 +43,7 @@ describe('AppConfig.fromEnvironment', () => {
       port: 8080,
       host: '127.0.0.1',
       databaseUrl: 'postgres://u:p@db:5432/plants',
+      databaseDirectUrl: undefined,
       dataDir: '/var/lib/plant-store',
       logLevel: 'debug',
       rateLimitPerMinute: 0,
@@ -59,6 +60,10 @@ describe('AppConfig.fromEnvironment', () => {
 
   it.each([
     [{ PORT: 'abc' }, 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
+    [
+      { DATABASE_DIRECT_URL: 'postgres://u:p@db:5432/plants' },
+      'Invalid configuration: DATABASE_DIRECT_URL goes with a DATABASE_URL through a pooler; set DATABASE_URL too',
+    ],
     [
       { SHUTDOWN_DELAY_MS: '15001' },
       'Invalid configuration: SHUTDOWN_DELAY_MS must be an integer from 0 to 15000 (got "15001")',
