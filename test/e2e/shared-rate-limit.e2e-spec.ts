@@ -25,9 +25,9 @@ describe.skipIf(!REDIS_SERVER)(
       replicas = [await startService(env), await startService(env)];
     });
     afterAll(async () => {
-      await Promise.all(replicas.map(({ service }) => service.stop()));
-      await redis.stop();
-      await database.drop();
+      await Promise.all((replicas ?? []).map(({ service }) => service.stop()));
+      await redis?.stop();
+      await database?.drop();
     });
 
     const list = (replica: number, token: string) =>
