@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { acceptsConnections, freePort } from './built-service.js';
+import { freePort } from './built-service.js';
+import { whenListening } from './loopback-server.js';
 
 /** Debian's HAProxy (2.6); `.ci/run` installs it when missing. */
 export const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find(existsSync);
@@ -46,19 +47,9 @@ export async function startHaproxy(replicaUrls: string[]): Promise<Balancer> {
       '',
     ].join('\n'),
   );
-  const child: ChildProcess = spawn(HAPROXY, ['-db', '-f', config], { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  };
-  for (let attempt = 0; !(await acceptsConnections(port)); attempt++) {
-    if (attempt === 100 || child.exitCode !== null) {
-      await stop();
-      throw new Error('haproxy did not start');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const child = spawn(HAPROXY, ['-db', '-f', config], { stdio: 'ignore' });
+  const stop = await whenListening('haproxy', child, port, () =>
+    rm(dir, { recursive: true, force: true }),
+  );
   return { url: `http://127.0.0.1:${port}`, stop };
 }

@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { acceptsConnections, freePort } from './built-service.js';
+import { freePort } from './built-service.js';
+import { whenListening } from './loopback-server.js';
 
 /** Debian's PgBouncer (1.18); `.ci/run` installs it when missing. */
 export const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find(existsSync);
@@ -55,24 +56,14 @@ export async function startPgBouncer(adminUrl: string): Promise<Pooler> {
     for (const file of ['', 'userlist.txt', 'pgbouncer.ini'])
       await chown(join(dir, file), UNPRIVILEGED.uid, UNPRIVILEGED.gid);
   }
-  const child: ChildProcess = spawn(
+  const child = spawn(
     PGBOUNCER,
     [...(asRoot ? ['-u', UNPRIVILEGED.name] : []), join(dir, 'pgbouncer.ini')],
     { stdio: 'ignore' },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  };
-  for (let attempt = 0; !(await acceptsConnections(port)); attempt++) {
-    if (attempt === 100 || child.exitCode !== null) {
-      await stop();
-      throw new Error('pgbouncer did not start');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const stop = await whenListening('pgbouncer', child, port, () =>
+    rm(dir, { recursive: true, force: true }),
+  );
   return {
     urlFor: (serverUrl) => {
       const url = new URL(serverUrl);

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { acceptsConnections, freePort } from './built-service.js';
+import { freePort } from './built-service.js';
+import { whenListening } from './loopback-server.js';
 
 /** Debian's redis-server; `.ci/run` installs it when missing. */
 export const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find(
@@ -16,22 +17,11 @@ export interface RedisServer {
 export async function startRedisServer(): Promise<RedisServer> {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed');
   const port = await freePort();
-  const child: ChildProcess = spawn(
+  const child = spawn(
     REDIS_SERVER,
     ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
     { stdio: 'ignore' },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  };
-  for (let attempt = 0; !(await acceptsConnections(port)); attempt++) {
-    if (attempt === 100) {
-      await stop();
-      throw new Error('redis-server did not start');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const stop = await whenListening('redis-server', child, port);
   return { url: `redis://127.0.0.1:${port}`, stop };
 }
