@@ -15,11 +15,11 @@ const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const LAST_USED_RESOLUTION_MS = 60_000;
 const UNIQUE_VIOLATION = '23505';
 /**
- * Token lookups use at most this many of the pool's connections at once (DATABASE_POOL_SIZE), so that a
- * flood of unknown tokens (each new one costs a lookup) queues here, in memory, and
- * never starves the requests of clients already verified, nor the readiness check. A
- * token known to be valid (its cache entry is being reloaded, or expired) goes ahead of
- * that queue.
+ * Token lookups use at most this many of the pool's connections at once (of
+ * DATABASE_POOL_SIZE, at least 4), so that a flood of unknown tokens (each new one costs
+ * a lookup) queues here, in memory, and never starves the requests of clients already
+ * verified, nor the readiness check. A token known to be valid (its cache entry is being
+ * reloaded, or expired) goes ahead of that queue.
  */
 const CONCURRENT_TOKEN_LOOKUPS = 2;
 

@@ -240,6 +240,14 @@ export class AppConfig {
     this.redisUrl = env.REDIS_URL;
   }
 
+  /**
+   * DATABASE_URL goes through a transaction pooler: no named prepared statements and no
+   * session settings on its connections (see session-connection.ts for the rest).
+   */
+  get throughTransactionPooler(): boolean {
+    return this.databaseDirectUrl !== undefined;
+  }
+
   /** Reads the environment; throws one ConfigError naming the first wrong variable. */
   static fromEnvironment(environment: NodeJS.ProcessEnv = process.env): AppConfig {
     const present = Object.fromEntries(

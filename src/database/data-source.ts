@@ -20,7 +20,7 @@ export type DatabaseLimits = Pick<
   | 'databasePoolSize'
   | 'databaseConnectTimeoutMs'
   | 'databaseStatementTimeoutMs'
-  | 'databaseDirectUrl'
+  | 'throughTransactionPooler'
 >;
 
 /**
@@ -41,10 +41,11 @@ export function dataSourceOptions(url: string, limits: DatabaseLimits): DataSour
       max: limits.databasePoolSize,
       application_name: 'plant-store',
       connectionTimeoutMillis: limits.databaseConnectTimeoutMs,
-      // A transaction pooler (DATABASE_DIRECT_URL set) refuses session settings at
-      // connect; there PostgreSQL's own setting applies (docs/operations.md).
-      statement_timeout:
-        limits.databaseDirectUrl === undefined ? limits.databaseStatementTimeoutMs : undefined,
+      // A transaction pooler refuses session settings at connect; there PostgreSQL's own
+      // setting applies (docs/operations.md).
+      statement_timeout: limits.throughTransactionPooler
+        ? undefined
+        : limits.databaseStatementTimeoutMs,
       query_timeout: limits.databaseStatementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
     },
   };

@@ -71,10 +71,9 @@ export class PlantsRepository {
     config: AppConfig,
   ) {
     this.pool = postgresPool(plants.manager.dataSource);
-    // Behind a transaction pooler (DATABASE_DIRECT_URL set) a statement prepared on one
-    // server session is unknown to the next one: the statements are then sent unnamed,
-    // parsed and planned each time.
-    const prepared = config.databaseDirectUrl === undefined;
+    // Behind a transaction pooler a statement prepared on one server session is unknown
+    // to the next one: the statements are then sent unnamed, parsed and planned each time.
+    const prepared = !config.throughTransactionPooler;
     this.insertBatchStatement = prepared ? INSERT_BATCH : { text: INSERT_BATCH.text };
     this.findByIdsStatement = prepared ? FIND_BY_IDS : { text: FIND_BY_IDS.text };
   }
