@@ -7,6 +7,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
+import { withoutStackTrace } from '../common/errors/without-stack-trace.js';
 import type { ErrorDetails } from '../common/filters/http-error.filter.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { BEARER_REALM } from './bearer.strategy.js';
@@ -38,7 +39,9 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     const { user } = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const missing = required.filter((scope) => !user.scopes.includes(scope));
     if (missing.length > 0) {
-      throw new ForbiddenException(`this token lacks the scope ${missing.join(', ')}`);
+      throw withoutStackTrace(
+        () => new ForbiddenException(`this token lacks the scope ${missing.join(', ')}`),
+      );
     }
     return true;
   }
@@ -71,7 +74,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
             typeof challenge === 'string' ? challenge : `Bearer realm="${BEARER_REALM}"`,
         },
       };
-      throw new UnauthorizedException(details);
+      throw withoutStackTrace(() => new UnauthorizedException(details));
     }
     context.switchToHttp().getRequest<AuthenticatedRequest>().user = principal;
     return principal as TUser;

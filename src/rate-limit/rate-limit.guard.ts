@@ -1,6 +1,7 @@
 import { type ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard } from '@nestjs/throttler';
+import { ThrottlerException, ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
 import type { Principal } from '../auth/principal.js';
+import { withoutStackTrace } from '../common/errors/without-stack-trace.js';
 
 /**
  * Requests per minute per token; a request without one (a public route) counts for its
@@ -17,5 +18,14 @@ export class RateLimitGuard extends ThrottlerGuard {
   /** One budget per token for the whole API, not one per route. */
   protected override generateKey(_context: ExecutionContext, tracker: string, name: string) {
     return `${name}:${tracker}`;
+  }
+
+  /** A flood of requests over the limit is answered without capturing a stack each. */
+  protected override async throwThrottlingException(
+    context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
+    const message = await this.getErrorMessage(context, detail);
+    throw withoutStackTrace(() => new ThrottlerException(message));
   }
 }
