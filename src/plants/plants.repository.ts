@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { BatchingQueue } from '../database/batching-queue.js';
-import { isDataException } from '../database/database-unavailable.js';
+import { isDataException } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { Plant } from './entities/plant.entity.js';
 
