@@ -16,6 +16,7 @@ import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { classifyShutdownError } from './shutdown/shutting-down.error.js';
 import { ShutdownModule } from './shutdown/shutdown.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /**
  * The service. Its globals are providers, all here (APP_FILTER, APP_PIPE, APP_GUARD), so
@@ -33,6 +34,7 @@ import { ShutdownModule } from './shutdown/shutdown.module.js';
     HealthModule,
     ShutdownModule,
     PlantsModule,
+    WebhooksModule,
   ],
   providers: [
     // Global guards run in the order they are provided: the rate limit counts per token,
