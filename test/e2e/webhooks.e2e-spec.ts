@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, plantsClient } from '../support/plants-client.js';
+import { startService } from '../support/built-service.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { verifySignature, WebhookReceiver } from '../support/webhook-receiver.js';
 import { webhooksClient } from '../support/webhooks-client.js';
@@ -255,6 +256,25 @@ describe('webhooks', () => {
       expect(value('webhook_deliveries_retried_total')).toBeGreaterThan(0);
       expect(value('webhook_deliveries_failed_total')).toBe(1);
       expect(value('webhook_queue_age_seconds')).toBeGreaterThanOrEqual(0);
+    });
+
+    it('a second replica (the built service) draining the same outbox sends nothing twice', async () => {
+      const { service: replica } = await startService({
+        ...FAST_DELIVERY,
+        DATABASE_URL: api.database.url,
+      });
+      try {
+        const target = await receiver();
+        await subscribe(target.url);
+        const ids = Array.from({ length: 200 }, () => nextId++);
+        await Promise.all(ids.map((id) => plants.create({ id, name: 'Replicated' })));
+        const received = await target.waitFor(200);
+        await sleep(300);
+        expect(received).toHaveLength(200);
+        expect(new Set(received.map(({ headers }) => headers['webhook-id'])).size).toBe(200);
+      } finally {
+        await replica.stop();
+      }
     });
 
     it(
