@@ -24,7 +24,11 @@ export class ReceiverAddressPolicy {
   private readonly allowedNames: Set<string>;
   private readonly allowedAddresses: Set<string>;
 
-  constructor(allowedHosts: readonly string[]) {
+  /** @param lookupTimeoutMs a host name that does not resolve within this is refused. */
+  constructor(
+    allowedHosts: readonly string[],
+    private readonly lookupTimeoutMs: number,
+  ) {
     const addresses = allowedHosts.filter((host) => isIP(host) !== 0);
     this.allowedAddresses = new Set(addresses.map(normalise));
     this.allowedNames = new Set(
@@ -39,7 +43,7 @@ export class ReceiverAddressPolicy {
     const addresses =
       family === 4 || family === 6
         ? [{ address: host, family }]
-        : await lookup(host, { all: true }).catch(() => {
+        : await withTimeout(lookup(host, { all: true }), this.lookupTimeoutMs).catch(() => {
             throw new ReceiverRefusedError(`the host ${host} does not resolve`);
           });
     if (addresses.length === 0) throw new ReceiverRefusedError(`the host ${host} does not resolve`);
@@ -65,4 +69,13 @@ function rangeOf(address: string): string {
 
 function normalise(address: string): string {
   return ipaddr.process(address).toNormalizedString();
+}
+
+/** `promise`, or a rejection once `ms` have passed (a lookup cannot be cancelled). */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

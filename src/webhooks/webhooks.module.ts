@@ -27,8 +27,8 @@ import { WebhooksService } from './webhooks.service.js';
     {
       provide: ReceiverAddressPolicy,
       inject: [AppConfig],
-      useFactory: ({ webhookAllowedHosts }: AppConfig) =>
-        new ReceiverAddressPolicy(webhookAllowedHosts),
+      useFactory: ({ webhookAllowedHosts, webhookTimeoutMs }: AppConfig) =>
+        new ReceiverAddressPolicy(webhookAllowedHosts, webhookTimeoutMs),
     },
   ],
 })

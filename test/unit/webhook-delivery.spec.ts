@@ -42,7 +42,7 @@ describe('retryDelayMs', () => {
 });
 
 describe('ReceiverAddressPolicy', () => {
-  const none = new ReceiverAddressPolicy([]);
+  const none = new ReceiverAddressPolicy([], 2_000);
 
   it('accepts a public address and connects to it', async () => {
     await expect(none.resolve(new URL('https://93.184.215.14/'))).resolves.toEqual({
@@ -70,7 +70,10 @@ describe('ReceiverAddressPolicy', () => {
   });
 
   it('allows what WEBHOOK_ALLOWED_HOSTS names, by host name or by address', async () => {
-    const allowing = new ReceiverAddressPolicy(['127.0.0.1', '0:0:0:0:0:0:0:1', 'LocalHost']);
+    const allowing = new ReceiverAddressPolicy(
+      ['127.0.0.1', '0:0:0:0:0:0:0:1', 'LocalHost'],
+      2_000,
+    );
     await expect(allowing.resolve(new URL('http://127.0.0.1:8080/'))).resolves.toMatchObject({
       address: '127.0.0.1',
     });

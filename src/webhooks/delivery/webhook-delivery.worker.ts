@@ -22,8 +22,8 @@ import { WebhookMetrics } from './webhook-metrics.js';
 const MAX_IN_FLIGHT = 64;
 const CLAIM_BATCH = 32;
 /**
- * Beyond an attempt's own limit (the address lookup and the request each have
- * WEBHOOK_TIMEOUT_MS), how long a claimed delivery stays out of other processes' reach.
+ * Beyond an attempt's own limit (the address lookup and the request have WEBHOOK_TIMEOUT_MS
+ * each), how long a claimed delivery stays out of other processes' reach.
  */
 const LEASE_MARGIN_MS = 30_000;
 /** Statements the worker runs at once: it leaves the rest of the pool to the API. */
@@ -133,7 +133,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     let result: AttemptResult;
     try {
       // DNS may have changed since registration: the address is checked at every attempt.
-      const address = await withTimeout(this.receivers.resolve(url), webhookTimeoutMs);
+      const address = await this.receivers.resolve(url);
       result = await sendAttempt({
         url,
         address,
@@ -197,16 +197,4 @@ function subscriptionStatuses(attempted: Attempted[]): SubscriptionStatus[] {
     byId.set(delivery.subscriptionId, status);
   }
   return [...byId.values()];
-}
-
-/** `promise`, or a ReceiverRefusedError once `ms` have passed. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new ReceiverRefusedError(`the host did not resolve within ${ms} ms`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
