@@ -47,7 +47,7 @@ const CLAIM_DUE = `
  */
 const RECORD_OUTCOMES = `
   WITH outcome AS (
-    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::varchar[], $4::integer[])
+    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::varchar[], $4::float8[])
       AS outcome (id, attempts, status, retry_in_ms)
   ), recorded AS (
     UPDATE webhook_deliveries AS delivery

@@ -33,6 +33,11 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(3, 10_000, 0.999999)).toBe(112_500);
   });
 
+  it('never waits more than a day and a quarter', () => {
+    expect(retryDelayMs(30, 3_600_000, 0.999999)).toBeLessThanOrEqual(108_000_000);
+    expect(retryDelayMs(30, 3_600_000, 0)).toBe(64_800_000);
+  });
+
   it('spreads 10 attempts from 10 s over about a day', () => {
     const waits = Array.from({ length: 9 }, (_, index) => retryDelayMs(index + 1, 10_000, 0.5));
     const hours = waits.reduce((sum, wait) => sum + wait, 0) / 3_600_000;

@@ -50,6 +50,7 @@ interface Attempted {
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
   private readonly database = new ConcurrencyLimit(DATABASE_CONCURRENCY);
+  /** Claims and their deliveries under way. */
   private readonly batches = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
@@ -80,33 +81,36 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     const room = MAX_IN_FLIGHT - this.inFlight;
     if (this.stopped || this.claiming || room <= 0) return;
     this.claiming = true;
-    const limit = Math.min(room, CLAIM_BATCH);
+    // Tracked from the claim on: a shutdown waits for what this process has taken.
+    this.track(this.claimAndDeliver(Math.min(room, CLAIM_BATCH)));
+  }
+
+  private async claimAndDeliver(limit: number): Promise<void> {
     const leaseMs = 2 * this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
-    this.database
-      .run(() => this.webhooks.claimDue(limit, leaseMs))
-      .then(
-        (claimed) => {
-          this.claiming = false;
-          this.databaseIsBack();
-          if (claimed.length === 0) return;
-          this.track(this.deliver(claimed));
-          // A full claim: more may be due at once.
-          if (claimed.length === limit) this.poll();
-        },
-        (error: Error) => {
-          this.claiming = false;
-          this.databaseFails(error);
-        },
-      );
-  }
-
-  private track(batch: Promise<void>): void {
-    this.batches.add(batch);
-    void batch.finally(() => this.batches.delete(batch));
-  }
-
-  private async deliver(claimed: ClaimedDelivery[]): Promise<void> {
+    let claimed: ClaimedDelivery[];
+    try {
+      claimed = await this.database.run(() => this.webhooks.claimDue(limit, leaseMs));
+      this.databaseIsBack();
+    } catch (error) {
+      this.databaseFails(error as Error);
+      return;
+    } finally {
+      this.claiming = false;
+    }
+    if (claimed.length === 0) return;
     this.inFlight += claimed.length;
+    // A full claim: more may be due at once.
+    if (claimed.length === limit) this.poll();
+    await this.deliver(claimed);
+  }
+
+  private track(work: Promise<void>): void {
+    this.batches.add(work);
+    void work.finally(() => this.batches.delete(work));
+  }
+
+  /** Sends claimed deliveries (counted in `inFlight` by the caller) and records how it went. */
+  private async deliver(claimed: ClaimedDelivery[]): Promise<void> {
     try {
       const attempted = await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
       const outcomes = attempted.map((each) => this.outcomeOf(each));
