@@ -1,3 +1,4 @@
+import { URL_LIMITS } from './dto/create-webhook.dto.js';
 import { ReceiverRefusedError } from './receiver-address.js';
 
 /** A receiver URL as the service sends to it: http or https, without credentials. */
@@ -10,6 +11,10 @@ export function parseReceiverUrl(text: string): URL {
   // A secret in a URL ends up in logs and screens: receivers check the signature instead.
   if (url.username !== '' || url.password !== '') {
     throw new ReceiverRefusedError('url must not carry a user name or password');
+  }
+  // Stored as normalised (an IDN host in punycode, spaces percent-encoded), which may be longer.
+  if (url.href.length > URL_LIMITS.max) {
+    throw new ReceiverRefusedError(`url must be at most ${URL_LIMITS.max} characters long`);
   }
   return url;
 }
