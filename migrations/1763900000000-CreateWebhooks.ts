@@ -1,8 +1,9 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Webhook subscriptions, and their deliveries: an outbox that the plants' insert statement
- * writes to (one row per new plant and subscription) and the delivery worker drains.
+ * Webhook subscriptions; the outbox of events the plants' insert statement writes (one row
+ * per new plant, whatever the number of subscriptions); and the deliveries the worker
+ * makes of each event, one per subscription, and sends.
  */
 export class CreateWebhooks1763900000000 implements MigrationInterface {
   name = 'CreateWebhooks1763900000000';
@@ -21,6 +22,12 @@ export class CreateWebhooks1763900000000 implements MigrationInterface {
         failures_in_a_row integer NOT NULL DEFAULT 0
       )`);
     await queryRunner.query(`
+      CREATE TABLE webhook_events (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        payload text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await queryRunner.query(`
       CREATE TABLE webhook_deliveries (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         message_id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -31,7 +38,7 @@ export class CreateWebhooks1763900000000 implements MigrationInterface {
         status varchar(9) NOT NULL DEFAULT 'pending',
         attempts integer NOT NULL DEFAULT 0,
         next_attempt_at timestamptz NOT NULL DEFAULT now(),
-        created_at timestamptz NOT NULL DEFAULT now(),
+        created_at timestamptz NOT NULL,
         delivered_at timestamptz
       )`);
     // The worker's one question: which pending deliveries are due.
@@ -46,6 +53,7 @@ export class CreateWebhooks1763900000000 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('DROP TABLE webhook_deliveries');
+    await queryRunner.query('DROP TABLE webhook_events');
     await queryRunner.query('DROP TABLE webhook_subscriptions');
   }
 }

@@ -6,10 +6,11 @@ import { CreatePlantsAndApiTokens1763700000000 } from '../../migrations/17637000
 import { IndexPlantsByTag1763800000000 } from '../../migrations/1763800000000-IndexPlantsByTag.js';
 import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-CreateWebhooks.js';
 import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { WebhookEvent } from '../webhooks/entities/webhook-event.entity.js';
 import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
 
 /** Listed, not globbed: the same list works compiled, under Vitest and in the TypeORM CLI. */
-export const ENTITIES = [Plant, ApiToken, WebhookSubscription, WebhookDelivery];
+export const ENTITIES = [Plant, ApiToken, WebhookSubscription, WebhookEvent, WebhookDelivery];
 export const MIGRATIONS = [
   CreatePlantsAndApiTokens1763700000000,
   IndexPlantsByTag1763800000000,

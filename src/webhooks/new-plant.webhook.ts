@@ -25,7 +25,7 @@ export const NEW_PLANT_WEBHOOKS: WebhooksObject = {
       parameters: [
         signatureHeader(
           'webhook-id',
-          'The event, the same in every attempt',
+          'The message: one per plant and subscription, the same in every attempt',
           '0b6f1cbe-7a4f-4a4e-9d5c-4c1f0e6e2f11',
         ),
         signatureHeader(

@@ -9,11 +9,11 @@ import { WebhookMetrics } from './delivery/webhook-metrics.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy } from './receiver-address.js';
 import { WebhooksController } from './webhooks.controller.js';
-import { NEW_PLANT_DELIVERIES, WebhooksRepository } from './webhooks.repository.js';
+import { NEW_PLANT_EVENTS, WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
 /**
- * The new-plant webhook: subscriptions (POST/GET/DELETE /webhooks), the outbox rows each
+ * The new-plant webhook: subscriptions (POST/GET/DELETE /webhooks), the outbox event each
  * new plant writes with itself, and the worker that delivers them.
  */
 @Module({
@@ -36,6 +36,6 @@ export class WebhooksModule implements OnModuleInit {
   constructor(private readonly outbox: CreatedPlantsOutbox) {}
 
   onModuleInit(): void {
-    this.outbox.add(NEW_PLANT_DELIVERIES);
+    this.outbox.add(NEW_PLANT_EVENTS);
   }
 }

@@ -8,16 +8,34 @@ import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 
 /**
  * The outbox writer added to the plants' insert statement (see CreatedPlantsOutbox): one
- * delivery per new plant and subscription. The body is the plant's NewPlant JSON, written
- * by PostgreSQL from the stored bigint, so the id keeps every digit; `tag` only when the
- * plant has one, as the API writes it.
+ * event per new plant while any subscription exists, one row however many there are, so
+ * that subscriptions cost the hot path nothing more. The body is the plant's NewPlant
+ * JSON, written by PostgreSQL from the stored bigint, so the id keeps every digit; `tag`
+ * only when the plant has one, as the API writes it.
  */
-export const NEW_PLANT_DELIVERIES = `
-      INSERT INTO webhook_deliveries (subscription_id, payload)
-      SELECT subscription.id,
-             format('{"id":%s,"name":%s%s}', plant.id, to_json(plant.name),
+export const NEW_PLANT_EVENTS = `
+      INSERT INTO webhook_events (payload)
+      SELECT format('{"id":%s,"name":%s%s}', plant.id, to_json(plant.name),
                     CASE WHEN plant.tag IS NULL THEN '' ELSE ',"tag":' || to_json(plant.tag) END)
-      FROM created_plants AS plant CROSS JOIN webhook_subscriptions AS subscription`;
+      FROM created_plants AS plant
+      WHERE EXISTS (SELECT FROM webhook_subscriptions)`;
+
+/**
+ * Turns up to $1 events into one delivery per subscription, and removes them, in one
+ * statement: an event becomes its deliveries, or stays an event, never both or neither.
+ * SKIP LOCKED lets replicas fan out at once, each its own events.
+ */
+const FAN_OUT = `
+  WITH taken AS (
+    DELETE FROM webhook_events
+    WHERE id IN (SELECT id FROM webhook_events ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING payload, created_at
+  ), fanned AS (
+    INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
+    SELECT subscription.id, taken.payload, taken.created_at
+    FROM taken CROSS JOIN webhook_subscriptions AS subscription
+  )
+  SELECT count(*)::integer AS events FROM taken`;
 
 /**
  * Takes up to $1 due deliveries that no other process holds (SKIP LOCKED), counts the
@@ -70,10 +88,12 @@ const RECORD_OUTCOMES = `
     AS status (id, last_status, last_error, succeeded, failures_after)
   WHERE subscription.id = status.id`;
 
-/** The age of the oldest delivery not yet sent, in seconds; 0 when there is none. */
+/** The age of the oldest event not yet delivered, in seconds; 0 when there is none. */
 const QUEUE_AGE = `
-  SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS seconds
-  FROM webhook_deliveries WHERE status = 'pending'`;
+  SELECT coalesce(extract(epoch FROM now() - least(
+    (SELECT min(created_at) FROM webhook_events),
+    (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending')
+  )), 0)::float8 AS seconds`;
 
 /** Sends a subscription's failed deliveries again, from a first attempt; answers how many. */
 const REDELIVER_FAILED = `
@@ -141,6 +161,12 @@ export class WebhooksRepository {
 
   async redeliverFailed(subscriptionId: string): Promise<number> {
     return (await this.pool.query(REDELIVER_FAILED, [subscriptionId])).rowCount ?? 0;
+  }
+
+  /** @returns how many events became deliveries. */
+  async fanOut(limit: number): Promise<number> {
+    const { rows } = await this.pool.query<{ events: number }>(FAN_OUT, [limit]);
+    return rows[0].events;
   }
 
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {

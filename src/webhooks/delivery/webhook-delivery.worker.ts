@@ -21,6 +21,8 @@ import { WebhookMetrics } from './webhook-metrics.js';
 /** Deliveries one process sends at once; a claim takes at most this many. */
 const MAX_IN_FLIGHT = 64;
 const CLAIM_BATCH = 32;
+/** Events turned into deliveries per statement. */
+const FAN_OUT_BATCH = 500;
 /**
  * Beyond an attempt's own limit (the address lookup and the request have WEBHOOK_TIMEOUT_MS
  * each), how long a claimed delivery stays out of other processes' reach.
@@ -38,9 +40,9 @@ interface Attempted {
 }
 
 /**
- * Drains the outbox (webhook_deliveries) in every process: polls for due deliveries,
- * takes them with FOR UPDATE SKIP LOCKED and a lease (so replicas never send one at the
- * same time), sends them outside any transaction, then records the outcomes. At least
+ * Drains the outbox in every process: polls, turns new events into one delivery per
+ * subscription, takes due deliveries with FOR UPDATE SKIP LOCKED and a lease (so
+ * replicas never send one at the same time), sends them outside any transaction, then records the outcomes. At least
  * once: a process that dies mid-attempt leaves the delivery to be sent again when its
  * lease runs out. A failed attempt is tried again after an exponential back-off with
  * jitter, until WEBHOOK_MAX_ATTEMPTS, then the delivery is failed. Nothing here is on a
@@ -89,6 +91,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     const leaseMs = 2 * this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
     let claimed: ClaimedDelivery[];
     try {
+      await this.database.run(() => this.fanOutAll());
       claimed = await this.database.run(() => this.webhooks.claimDue(limit, leaseMs));
       this.databaseIsBack();
     } catch (error) {
@@ -102,6 +105,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     // A full claim: more may be due at once.
     if (claimed.length === limit) this.poll();
     await this.deliver(claimed);
+  }
+
+  /** Every waiting event becomes its deliveries, a batch per statement. */
+  private async fanOutAll(): Promise<void> {
+    while ((await this.webhooks.fanOut(FAN_OUT_BATCH)) === FAN_OUT_BATCH);
   }
 
   private track(work: Promise<void>): void {

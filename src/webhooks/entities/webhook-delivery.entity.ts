@@ -1,6 +1,5 @@
 import {
   Column,
-  CreateDateColumn,
   Entity,
   Generated,
   Index,
@@ -13,8 +12,8 @@ import { WebhookSubscription } from './webhook-subscription.entity.js';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /**
- * One event for one subscription (the outbox): written in the statement that stores the
- * plant, sent by the delivery worker until the receiver answers 2xx or the attempts run out.
+ * One event for one subscription, made by the delivery worker from a WebhookEvent and
+ * sent until the receiver answers 2xx or the attempts run out.
  */
 @Entity({ name: 'webhook_deliveries' })
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status = 'pending'" })
@@ -52,7 +51,8 @@ export class WebhookDelivery {
   @Column({ name: 'next_attempt_at', type: 'timestamptz', default: () => 'now()' })
   nextAttemptAt: Date;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  /** The event's: when the plant was created. */
+  @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
   @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })

@@ -1432,7 +1432,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The event, the same in every attempt */
+                /** @description The message: one per plant and subscription, the same in every attempt */
                 "webhook-id": string;
                 /** @description When this attempt was signed, in Unix seconds */
                 "webhook-timestamp": string;
