@@ -42,9 +42,9 @@ interface Attempted {
 /**
  * Drains the outbox in every process: polls, turns new events into one delivery per
  * subscription, takes due deliveries with FOR UPDATE SKIP LOCKED and a lease (so
- * replicas never send one at the same time), sends them outside any transaction, then records the outcomes. At least
- * once: a process that dies mid-attempt leaves the delivery to be sent again when its
- * lease runs out. A failed attempt is tried again after an exponential back-off with
+ * replicas never send one at the same time), sends them outside any transaction, then
+ * records the outcomes. At least once: a process that dies mid-attempt leaves the
+ * delivery to be sent again when its lease runs out. A failed attempt is tried again after an exponential back-off with
  * jitter, until WEBHOOK_MAX_ATTEMPTS, then the delivery is failed. Nothing here is on a
  * request's path: a slow receiver costs the worker, never POST /plants.
  */
@@ -109,7 +109,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   /** Every waiting event becomes its deliveries, a batch per statement. */
   private async fanOutAll(): Promise<void> {
-    while ((await this.webhooks.fanOut(FAN_OUT_BATCH)) === FAN_OUT_BATCH);
+    let fanned: number;
+    do fanned = await this.webhooks.fanOut(FAN_OUT_BATCH);
+    while (fanned === FAN_OUT_BATCH);
   }
 
   private track(work: Promise<void>): void {
