@@ -1,15 +1,14 @@
-import { Module, type OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
-import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
 import { PlantsModule } from '../plants/plants.module.js';
 import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker.js';
 import { WebhookMetrics } from './delivery/webhook-metrics.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy } from './receiver-address.js';
 import { WebhooksController } from './webhooks.controller.js';
-import { NEW_PLANT_EVENTS, WebhooksRepository } from './webhooks.repository.js';
+import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
 /**
@@ -32,10 +31,4 @@ import { WebhooksService } from './webhooks.service.js';
     },
   ],
 })
-export class WebhooksModule implements OnModuleInit {
-  constructor(private readonly outbox: CreatedPlantsOutbox) {}
-
-  onModuleInit(): void {
-    this.outbox.add(NEW_PLANT_EVENTS);
-  }
-}
+export class WebhooksModule {}

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
 import { postgresPool } from '../database/postgres-pool.js';
+import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 
@@ -13,7 +14,7 @@ import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
  * JSON, written by PostgreSQL from the stored bigint, so the id keeps every digit; `tag`
  * only when the plant has one, as the API writes it.
  */
-export const NEW_PLANT_EVENTS = `
+const NEW_PLANT_EVENTS = `
       INSERT INTO webhook_events (payload)
       SELECT format('{"id":%s,"name":%s%s}', plant.id, to_json(plant.name),
                     CASE WHEN plant.tag IS NULL THEN '' ELSE ',"tag":' || to_json(plant.tag) END)
@@ -130,16 +131,25 @@ export interface SubscriptionStatus {
   failuresAfter: number;
 }
 
-/** The subscriptions (through TypeORM) and their deliveries (SQL on pg's pool). */
+/**
+ * The subscriptions (through TypeORM), the events each new plant writes (through the
+ * plants' outbox) and the deliveries (SQL on pg's pool).
+ */
 @Injectable()
-export class WebhooksRepository {
+export class WebhooksRepository implements OnModuleInit {
   private readonly pool: pg.Pool;
 
   constructor(
     @InjectRepository(WebhookSubscription)
     private readonly subscriptions: Repository<WebhookSubscription>,
+    private readonly createdPlants: CreatedPlantsOutbox,
   ) {
     this.pool = postgresPool(subscriptions.manager.dataSource);
+  }
+
+  /** Before the first create: from then on, every new plant writes its event. */
+  onModuleInit(): void {
+    this.createdPlants.add(NEW_PLANT_EVENTS);
   }
 
   create(subscription: Pick<WebhookSubscription, 'url' | 'description' | 'secret'>) {
