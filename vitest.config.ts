@@ -1,40 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Tests that measure latency under load run alone, after the rest: beside other test
- * files on two cores, they would measure those files rather than the service.
+ * Unit tests (`npm run test:unit`): no database, no build, as Nest's template keeps them.
+ * The end-to-end tests have vitest.config.e2e.ts; `npm test` runs both.
  */
-const UNDER_LOAD = [
-  'test/e2e/anonymous-flood.e2e-spec.ts',
-  'test/e2e/hostile-input-cost.e2e-spec.ts',
-];
-
 export default defineConfig({
   test: {
-    globalSetup: ['test/support/global-setup.ts', 'test/support/build.global-setup.ts'],
-    // Each test file gets its own process and its own database.
+    include: ['test/unit/**/*.spec.ts', 'test/deploy/**/*.spec.ts'],
     pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    projects: [
-      {
-        extends: true,
-        test: {
-          name: 'suite',
-          include: ['test/**/*.spec.ts', 'test/**/*.e2e-spec.ts'],
-          exclude: UNDER_LOAD,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'under-load',
-          include: UNDER_LOAD,
-          fileParallelism: false,
-          sequence: { groupOrder: 1 },
-        },
-      },
-    ],
   },
 });

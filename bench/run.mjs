@@ -4,6 +4,7 @@
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { openSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -24,7 +25,11 @@ const settings = {
   operations: (env.BENCH_OPERATIONS ?? 'POST,GET').split(','),
   /** BENCH_PROFILE=1: a CPU profile of the product, in bench/results/profiles/. */
   profile: env.BENCH_PROFILE === '1',
+  /** BENCH_SLOW_SUBSCRIBERS=N: N webhook subscriptions whose receivers answer after 2 s. */
+  slowSubscribers: Number(env.BENCH_SLOW_SUBSCRIBERS ?? 0),
 };
+/** How long a slow subscriber takes to answer a delivery. */
+const SLOW_RECEIVER_MS = 2_000;
 const PRODUCT_PORT = 3950;
 const REFERENCE_PORT = 3951;
 /** Plants seeded for the GET scenarios; POST ids start far above them. */
@@ -43,6 +48,8 @@ const timeLimitMs = (scenarioCount * settings.rounds * 2 * runSeconds + 60) * 10
 const database = `plant_store_bench_${randomBytes(4).toString('hex')}`;
 const databaseUrl = Object.assign(new URL(settings.adminUrl), { pathname: `/${database}` }).href;
 const children = new Set();
+/** The slow subscribers' receivers, on loopback. */
+const receivers = [];
 /** One connection to the admin database for the samples taken during the runs. */
 const monitor = new pg.Client({ connectionString: settings.adminUrl });
 let databaseCreated = false;
@@ -76,6 +83,8 @@ async function startServer(name, args, port) {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '0',
+      // The slow subscribers listen on loopback.
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     },
     stdio: ['ignore', output, output],
   });
@@ -89,6 +98,22 @@ async function startServer(name, args, port) {
   }
   server.startToReadyMs = performance.now() - started;
   return server;
+}
+
+/** Webhook receivers that take SLOW_RECEIVER_MS to answer, subscribed to new plants. */
+async function subscribeSlowReceivers(count) {
+  for (let index = 0; index < count; index++) {
+    const receiver = createServer((request, response) => {
+      request.resume();
+      setTimeout(() => response.end(), SLOW_RECEIVER_MS).unref();
+    });
+    await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receivers.push(receiver);
+    await sql(databaseUrl, 'INSERT INTO webhook_subscriptions (url, secret) VALUES ($1, $2)', [
+      `http://127.0.0.1:${receiver.address().port}/plant/webhook`,
+      `whsec_${randomBytes(32).toString('base64')}`,
+    ]);
+  }
 }
 
 async function answers({ url }) {
@@ -335,6 +360,7 @@ async function main() {
       `${product.startToReadyMs.toFixed(0)} ms after; reference ${reference.startToReadyMs.toFixed(0)} ms`,
   );
   const token = await createToken();
+  await subscribeSlowReceivers(settings.slowSubscribers);
   await sql(
     databaseUrl,
     `INSERT INTO plants (id, name, tag)
@@ -461,6 +487,10 @@ function sleep(ms) {
 
 async function cleanUp() {
   await Promise.all([...children].map((child) => stopServer({ child })));
+  for (const receiver of receivers.splice(0)) {
+    receiver.closeAllConnections();
+    receiver.close();
+  }
   await monitor.end().catch(() => undefined);
   if (databaseCreated) {
     await sql(settings.adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);

@@ -1,23 +1,24 @@
-import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
+import type { GrantableScopes } from './scopes.js';
 import { TokenRevocationListener } from './token-revocation.listener.js';
 import { TokensModule } from './tokens.module.js';
 
 /**
- * Bearer tokens on every route: the passport strategy, the guard, and the listener that
- * keeps the verified-token cache honest.
+ * Bearer tokens: the passport strategy, the guard (made global by AppModule, before the
+ * rate limit), and the listener that keeps the verified-token cache honest.
  */
 @Module({
-  imports: [PassportModule, TokensModule, MetricsModule],
-  providers: [
-    BearerStrategy,
-    TokenRevocationListener,
-    { provide: APP_GUARD, useClass: BearerAuthGuard },
-  ],
-  exports: [TokensModule],
+  imports: [PassportModule, MetricsModule],
+  providers: [BearerStrategy, TokenRevocationListener, BearerAuthGuard],
+  exports: [BearerAuthGuard],
 })
-export class AuthModule {}
+export class AuthModule {
+  /** Tokens may be granted `scopes`, which the feature modules declare. */
+  static forRoot(scopes: GrantableScopes): DynamicModule {
+    return { module: AuthModule, imports: [TokensModule.forRoot(scopes)] };
+  }
+}

@@ -1,6 +1,7 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiToken } from './entities/api-token.entity.js';
+import { GrantableScopes } from './scopes.js';
 import { TokensService } from './tokens.service.js';
 import { VerifiedTokenCache } from './verified-token-cache.js';
 
@@ -18,7 +19,10 @@ export const UNKNOWN_TOKEN_TTL_MS = 1_000;
 /** Far more tokens than are in use at once, and still only a few MiB (each, for unknown ones). */
 const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
-/** The token store, as the service and the token CLI use it. */
+/**
+ * The token store, as the service and the token CLI use it, granting the scopes the
+ * feature modules declare (src/app.scopes.ts).
+ */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiToken])],
   providers: [
@@ -35,4 +39,12 @@ const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
   ],
   exports: [TokensService, VerifiedTokenCache],
 })
-export class TokensModule {}
+export class TokensModule {
+  static forRoot(scopes: GrantableScopes): DynamicModule {
+    return {
+      module: TokensModule,
+      providers: [{ provide: GrantableScopes, useValue: scopes }],
+      exports: [GrantableScopes],
+    };
+  }
+}

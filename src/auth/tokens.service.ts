@@ -1,10 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { type EntityManager, QueryFailedError, type Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
 import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit.js';
+import { isUniqueViolation } from '../database/database-errors.js';
 import { ApiToken } from './entities/api-token.entity.js';
 import type { Principal } from './principal.js';
-import { isScope, type Scope } from './scopes.js';
+import { GrantableScopes, type Scope } from './scopes.js';
 import { TokenRequestError } from './token-request.error.js';
 import { REVOKE_AND_ANNOUNCE } from './token-revocations.js';
 import { generateTokenSecret, hashTokenSecret } from './token-secret.js';
@@ -13,7 +14,6 @@ import { VerifiedTokenCache } from './verified-token-cache.js';
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Recording every use would be a write per request; once a minute is enough to tell. */
 const LAST_USED_RESOLUTION_MS = 60_000;
-const UNIQUE_VIOLATION = '23505';
 /**
  * Token lookups use at most this many of the pool's connections at once (of
  * DATABASE_POOL_SIZE, at least 4), so that a flood of unknown tokens (each new one costs
@@ -25,7 +25,8 @@ const CONCURRENT_TOKEN_LOOKUPS = 2;
 
 export interface NewToken {
   name: string;
-  scopes: string[];
+  /** Absent: the scopes granted by default. */
+  scopes?: string[];
   /** Lifetime in milliseconds; absent: the token does not expire. */
   expiresInMs?: number;
   /**
@@ -51,18 +52,24 @@ export class TokensService {
   constructor(
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
     private readonly verified: VerifiedTokenCache<ApiToken>,
+    private readonly grantable: GrantableScopes,
   ) {}
 
-  async create({ name, scopes, expiresInMs, replace = false }: NewToken): Promise<IssuedToken> {
+  async create({
+    name,
+    scopes = this.grantable.defaults,
+    expiresInMs,
+    replace = false,
+  }: NewToken): Promise<IssuedToken> {
     if (!TOKEN_NAME.test(name)) {
       throw new TokenRequestError(
         `invalid token name "${name}": use 1 to 100 letters, digits, ".", "_" or "-"`,
       );
     }
-    const unknown = scopes.filter((scope) => !isScope(scope));
+    const unknown = scopes.filter((scope) => !this.grantable.includes(scope));
     if (scopes.length === 0 || unknown.length > 0) {
       throw new TokenRequestError(
-        `invalid scopes "${scopes.join(',')}": use plants:read and/or plants:write`,
+        `invalid scopes "${scopes.join(',')}": use one or more of ${this.grantable.all.join(', ')}`,
       );
     }
     const secret = generateTokenSecret();
@@ -79,7 +86,7 @@ export class TokensService {
       });
       return { secret, token: saved };
     } catch (error) {
-      if (error instanceof QueryFailedError && error.driverError?.code === UNIQUE_VIOLATION) {
+      if (isUniqueViolation(error)) {
         throw new TokenRequestError(
           `a token named "${name}" already exists; revoke it first, or replace it (--replace)`,
         );

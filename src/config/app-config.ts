@@ -38,6 +38,12 @@ const DATABASE_POOL_SIZE_RANGE = [4, 100] as const;
 const DATABASE_CONNECT_TIMEOUT_RANGE_MS = [100, 60_000] as const;
 const DATABASE_STATEMENT_TIMEOUT_RANGE_MS = [100, 300_000] as const;
 const SHUTDOWN_DELAY_RANGE_MS = [0, 15_000] as const;
+/** Long enough for a receiver across the world; short enough that a stuck one costs little. */
+const WEBHOOK_TIMEOUT_RANGE_MS = [100, 30_000] as const;
+/** Tests retry within milliseconds; an hour's first wait would make the last one months away. */
+const WEBHOOK_RETRY_BASE_RANGE_MS = [10, 3_600_000] as const;
+const WEBHOOK_MAX_ATTEMPTS_RANGE = [1, 30] as const;
+const WEBHOOK_POLL_INTERVAL_RANGE_MS = [10, 60_000] as const;
 
 /** Comma-separated entries, blanks ignored: `a, b,` is `a` and `b`. */
 function commaSeparated(value: string): string[] {
@@ -63,6 +69,14 @@ function isAddressRange(entry: string): boolean {
   if (version === 0 || rest.length > 0) return false;
   if (prefix === undefined) return true;
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/** A host name (`hooks.example.com`, `localhost`) or an IPv4 or IPv6 address. */
+function isHostOrAddress(entry: string): boolean {
+  return (
+    isIP(entry) !== 0 ||
+    /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(entry)
+  );
 }
 
 /** A comma-separated list, possibly empty, each of whose entries passes `isEntry`. */
@@ -165,6 +179,32 @@ class EnvironmentVariables {
   @Transform(decimalDigitsToNumber)
   @IsIntegerBetween(...SHUTDOWN_DELAY_RANGE_MS)
   SHUTDOWN_DELAY_MS = 0;
+
+  @IsListOf(
+    isHostOrAddress,
+    'WEBHOOK_ALLOWED_HOSTS must be a comma-separated list of host names or IP addresses, like hooks.internal,10.0.0.7',
+  )
+  WEBHOOK_ALLOWED_HOSTS = '';
+
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_TIMEOUT_RANGE_MS)
+  WEBHOOK_TIMEOUT_MS = 5_000;
+
+  /**
+   * The wait after a first failed attempt; each next one is 3 times longer (with jitter):
+   * 10 s and 10 attempts spread them over about a day.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_RETRY_BASE_RANGE_MS)
+  WEBHOOK_RETRY_BASE_MS = 10_000;
+
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_MAX_ATTEMPTS_RANGE)
+  WEBHOOK_MAX_ATTEMPTS = 10;
+
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_POLL_INTERVAL_RANGE_MS)
+  WEBHOOK_POLL_INTERVAL_MS = 1_000;
 }
 
 /** The environment variables the service reads. */
@@ -220,6 +260,16 @@ export class AppConfig {
   readonly redisUrl: string | undefined;
   /** After SIGTERM, how long readiness answers 503 before the listener closes. */
   readonly shutdownDelayMs: number;
+  /** Receiver hosts or addresses allowed although private, loopback or link-local. */
+  readonly webhookAllowedHosts: string[];
+  /** One delivery attempt, connection to last byte. */
+  readonly webhookTimeoutMs: number;
+  /** The wait after the first failed attempt; each next one is 3 times longer. */
+  readonly webhookRetryBaseMs: number;
+  /** Attempts per delivery, the first included; then it is marked failed. */
+  readonly webhookMaxAttempts: number;
+  /** How often each process looks for deliveries that are due. */
+  readonly webhookPollIntervalMs: number;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -238,6 +288,11 @@ export class AppConfig {
     this.migrationsAtStart = env.MIGRATIONS_AT_START === 'true';
     this.shutdownDelayMs = env.SHUTDOWN_DELAY_MS;
     this.redisUrl = env.REDIS_URL;
+    this.webhookAllowedHosts = commaSeparated(env.WEBHOOK_ALLOWED_HOSTS);
+    this.webhookTimeoutMs = env.WEBHOOK_TIMEOUT_MS;
+    this.webhookRetryBaseMs = env.WEBHOOK_RETRY_BASE_MS;
+    this.webhookMaxAttempts = env.WEBHOOK_MAX_ATTEMPTS;
+    this.webhookPollIntervalMs = env.WEBHOOK_POLL_INTERVAL_MS;
   }
 
   /**

@@ -4,10 +4,18 @@ import type { AppConfig } from '../config/app-config.js';
 import { Plant } from '../plants/entities/plant.entity.js';
 import { CreatePlantsAndApiTokens1763700000000 } from '../../migrations/1763700000000-CreatePlantsAndApiTokens.js';
 import { IndexPlantsByTag1763800000000 } from '../../migrations/1763800000000-IndexPlantsByTag.js';
+import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-CreateWebhooks.js';
+import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { WebhookEvent } from '../webhooks/entities/webhook-event.entity.js';
+import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
 
 /** Listed, not globbed: the same list works compiled, under Vitest and in the TypeORM CLI. */
-export const ENTITIES = [Plant, ApiToken];
-export const MIGRATIONS = [CreatePlantsAndApiTokens1763700000000, IndexPlantsByTag1763800000000];
+export const ENTITIES = [Plant, ApiToken, WebhookSubscription, WebhookEvent, WebhookDelivery];
+export const MIGRATIONS = [
+  CreatePlantsAndApiTokens1763700000000,
+  IndexPlantsByTag1763800000000,
+  CreateWebhooks1763900000000,
+];
 
 /**
  * A frozen server cannot enforce its own statement_timeout, so `pg` bounds the wait for

@@ -9,7 +9,7 @@ import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../auth/decorators/public.decorator.js';
 import { ApiDatabaseUnavailableResponse } from '../common/openapi/api-error-response.decorator.js';
-import { DatabaseUnavailableError } from '../database/database-unavailable.js';
+import { DatabaseUnavailableError } from '../database/database-errors.js';
 import { ShutdownService } from '../shutdown/shutdown.service.js';
 import { ShuttingDownError } from '../shutdown/shutting-down.error.js';
 

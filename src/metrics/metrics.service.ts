@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { observeRequests, routePattern } from '../common/http/request-observer.js';
+import { postgresPool } from '../database/postgres-pool.js';
 
 export type AuthFailureReason = 'missing' | 'invalid';
 
@@ -54,14 +54,14 @@ export class MetricsService implements OnModuleInit {
     @InjectDataSource() dataSource: DataSource,
   ) {
     collectDefaultMetrics({ register: this.registry });
-    const pool = () => (dataSource.driver as PostgresDriver).master as Pool;
+    const pool = postgresPool(dataSource);
     const poolGauge = (name: string, help: string, read: (pool: Pool) => number) =>
       new Gauge({
         name,
         help,
         registers: [this.registry],
         collect() {
-          this.set(read(pool()));
+          this.set(read(pool));
         },
       });
     poolGauge('db_pool_connections', 'Open connections in the database pool', (p) => p.totalCount);

@@ -1,7 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
 import { type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { NEW_PLANT_WEBHOOKS } from '../webhooks/new-plant.webhook.js';
 
-/** What the code cannot say about itself: the seed's info, server and security. */
+/**
+ * What the code cannot say about itself: the seed's info, server and security, and the
+ * webhooks the service sends (their requests are no route of its own).
+ */
 const DOCUMENT_HEAD: Omit<OpenAPIObject, 'paths'> = {
   openapi: '3.1.0',
   info: {
@@ -13,6 +17,7 @@ const DOCUMENT_HEAD: Omit<OpenAPIObject, 'paths'> = {
   servers: [{ url: '{base_url}', variables: { base_url: { default: 'http://localhost:3000' } } }],
   security: [{ bearerAuth: [] }],
   components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+  webhooks: NEW_PLANT_WEBHOOKS,
 };
 
 /** The service's OpenAPI 3.1 document, generated from the controllers' decorators. */

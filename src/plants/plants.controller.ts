@@ -1,5 +1,4 @@
 import {
-  applyDecorators,
   Body,
   Controller,
   Delete,
@@ -21,11 +20,11 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
-import { BODY_LIMIT_BYTES } from '../common/http/http-app.js';
 import { routePattern } from '../common/http/request-observer.js';
 import {
-  ApiDatabaseUnavailableResponse,
+  ApiDatabaseBackedResponses,
   ApiErrorResponse,
+  ApiJsonBodyResponses,
 } from '../common/openapi/api-error-response.decorator.js';
 import { INT64_SCHEMA } from '../common/openapi/int64.schema.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
@@ -39,16 +38,9 @@ import { PlantsService } from './plants.service.js';
 const ApiPlantIdParam = () =>
   ApiParam({ name: 'id', schema: INT64_SCHEMA, description: 'Identification number of the plant' });
 const ApiPlantNotFoundResponse = () => ApiErrorResponse(404, 'There is no plant with this id');
-/** Fastify answers these for a request body before the handler runs. */
-const ApiJsonBodyResponses = () =>
-  applyDecorators(
-    ApiErrorResponse(413, `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB`),
-    ApiErrorResponse(415, 'The request body is not application/json'),
-  );
 
 @Controller('plants')
-@ApiErrorResponse(500, 'The service failed unexpectedly')
-@ApiDatabaseUnavailableResponse()
+@ApiDatabaseBackedResponses()
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
 

@@ -4,24 +4,24 @@ import type pg from 'pg';
 import type { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { BatchingQueue } from '../database/batching-queue.js';
-import { isDataException } from '../database/database-unavailable.js';
+import { isDataException } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
+import { CreatedPlantsOutbox } from './created-plants-outbox.js';
 import { Plant } from './entities/plant.entity.js';
 
 /**
  * Inserts a batch of plants with distinct ids, skipping those whose id exists, and answers
- * the ids it stored. Rows go in id order, so that two statements with overlapping ids wait
- * for each other instead of deadlocking.
+ * the rows it stored (with the outbox's writers: see CreatedPlantsOutbox). Rows go in id
+ * order, so that two statements with overlapping ids wait for each other instead of
+ * deadlocking.
  */
-const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
-  name: 'plants-insert-batch',
-  text: `
+const INSERT_BATCH = `
     INSERT INTO plants (id, name, tag)
     SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[]) AS input (id, name, tag)
     ORDER BY id
     ON CONFLICT (id) DO NOTHING
-    RETURNING id::text`,
-};
+    RETURNING id, name, tag`;
+const INSERT_BATCH_NAME = 'plants-insert-batch';
 
 /** The plants with these ids (those that exist). */
 const FIND_BY_IDS: Omit<pg.QueryConfig, 'values'> = {
@@ -55,7 +55,8 @@ export interface PlantsPageQuery {
 @Injectable()
 export class PlantsRepository {
   private readonly pool: pg.Pool;
-  private readonly insertBatchStatement: Omit<pg.QueryConfig, 'values'>;
+  private readonly prepared: boolean;
+  private insertBatchStatement: Omit<pg.QueryConfig, 'values'> | undefined;
   private readonly findByIdsStatement: Omit<pg.QueryConfig, 'values'>;
   private readonly inserts = new BatchingQueue<Plant, boolean>(
     (plants) => this.insertBatch(plants),
@@ -68,14 +69,14 @@ export class PlantsRepository {
 
   constructor(
     @InjectRepository(Plant) private readonly plants: Repository<Plant>,
+    private readonly outbox: CreatedPlantsOutbox,
     config: AppConfig,
   ) {
     this.pool = postgresPool(plants.manager.dataSource);
     // Behind a transaction pooler a statement prepared on one server session is unknown
     // to the next one: the statements are then sent unnamed, parsed and planned each time.
-    const prepared = !config.throughTransactionPooler;
-    this.insertBatchStatement = prepared ? INSERT_BATCH : { text: INSERT_BATCH.text };
-    this.findByIdsStatement = prepared ? FIND_BY_IDS : { text: FIND_BY_IDS.text };
+    this.prepared = !config.throughTransactionPooler;
+    this.findByIdsStatement = this.prepared ? FIND_BY_IDS : { text: FIND_BY_IDS.text };
   }
 
   /**
@@ -100,6 +101,11 @@ export class PlantsRepository {
     const firstById = new Map<bigint, Plant>();
     for (const plant of plants) if (!firstById.has(plant.id)) firstById.set(plant.id, plant);
     const distinct = [...firstById.values()];
+    // Built at the first create, once every module has added its outbox writers.
+    this.insertBatchStatement ??= {
+      name: this.prepared ? INSERT_BATCH_NAME : undefined,
+      text: this.outbox.statement(INSERT_BATCH),
+    };
     const { rows } = await this.pool.query<{ id: string }>({
       ...this.insertBatchStatement,
       values: [

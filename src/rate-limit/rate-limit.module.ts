@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
@@ -40,8 +39,9 @@ class RateLimitStorageModule {}
       }),
     }),
   ],
-  // One guard for Nest's routes and for those Fastify serves itself (rateLimitFastifyRoutes).
-  providers: [RateLimitGuard, { provide: APP_GUARD, useExisting: RateLimitGuard }],
+  // One guard for Nest's routes (made global by AppModule, after authentication) and for
+  // those Fastify serves itself (rateLimitFastifyRoutes).
+  providers: [RateLimitGuard],
   exports: [RateLimitGuard],
 })
 export class RateLimitModule {}

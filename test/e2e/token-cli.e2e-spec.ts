@@ -93,6 +93,21 @@ describe('the token commands', () => {
     expect((await run('create', '--name', 'short-lived')).code).toBe(0);
   });
 
+  it('grants webhooks:manage when asked, never by default', async () => {
+    await run('create', '--name', 'plants-only');
+    await run('create', '--name', 'hook-admin', '--scopes', 'webhooks:manage');
+    const listed = JSON.parse((await run('list', '--json')).out) as Array<Record<string, unknown>>;
+    const scopesOf = (name: string) => listed.find((token) => token.name === name)?.scopes;
+    expect(scopesOf('plants-only')).toEqual(['plants:read', 'plants:write']);
+    expect(scopesOf('hook-admin')).toEqual(['webhooks:manage']);
+  });
+
+  it('names every scope the modules declare when refusing an unknown one', async () => {
+    await expect(run('create', '--name', 'x', '--scopes', 'plants:admin')).rejects.toThrow(
+      'use one or more of plants:read, plants:write, webhooks:manage',
+    );
+  });
+
   it('refuses a second live token with the same name', async () => {
     await run('create', '--name', 'twin');
     await expect(run('create', '--name', 'twin')).rejects.toThrow(TokenRequestError);

@@ -61,7 +61,7 @@ describe('POST /plants on a LATIN1 database', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 400, 200, 200, 200, 200]);
     expect(answers[6].json()).toEqual({
       error: 400,
-      message: 'the name or tag contains a character the database cannot store',
+      message: 'the request holds a character the database cannot store',
     });
     const rows = await api.database.query<{ id: number; name: string }>(
       'SELECT id::int, name FROM plants ORDER BY id',

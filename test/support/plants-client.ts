@@ -1,22 +1,11 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import { apiClient, type Body } from './api-client.js';
 import type { TestApp } from './test-app.js';
-
-type Body = string | object;
 
 /** The plant operations as a client with one token calls them; a string body is sent as is. */
 export function plantsClient(api: TestApp, token: string | undefined) {
-  const send = (method: string, url: string, body?: Body, headers: Record<string, string> = {}) =>
-    api.request({
-      method: method as 'GET',
-      url,
-      headers: {
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      payload: typeof body === 'object' ? JSON.stringify(body) : body,
-    });
+  const send = apiClient(api, token);
   return {
     send,
     create: (plant: Body) => send('POST', '/plants', plant),

@@ -19,6 +19,11 @@ describe('AppConfig.fromEnvironment', () => {
       databaseStatementTimeoutMs: 5000,
       migrationsAtStart: true,
       shutdownDelayMs: 0,
+      webhookAllowedHosts: [],
+      webhookTimeoutMs: 5000,
+      webhookRetryBaseMs: 10000,
+      webhookMaxAttempts: 10,
+      webhookPollIntervalMs: 1000,
     });
   });
 
@@ -38,6 +43,11 @@ describe('AppConfig.fromEnvironment', () => {
       DATABASE_STATEMENT_TIMEOUT_MS: '30000',
       MIGRATIONS_AT_START: 'false',
       SHUTDOWN_DELAY_MS: '5000',
+      WEBHOOK_ALLOWED_HOSTS: 'localhost, 127.0.0.1,::1,hooks.internal',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_BASE_MS: '50',
+      WEBHOOK_MAX_ATTEMPTS: '3',
+      WEBHOOK_POLL_INTERVAL_MS: '20',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -55,6 +65,11 @@ describe('AppConfig.fromEnvironment', () => {
       databaseStatementTimeoutMs: 30000,
       migrationsAtStart: false,
       shutdownDelayMs: 5000,
+      webhookAllowedHosts: ['localhost', '127.0.0.1', '::1', 'hooks.internal'],
+      webhookTimeoutMs: 2000,
+      webhookRetryBaseMs: 50,
+      webhookMaxAttempts: 3,
+      webhookPollIntervalMs: 20,
     });
   });
 
@@ -63,6 +78,10 @@ describe('AppConfig.fromEnvironment', () => {
     [
       { DATABASE_DIRECT_URL: 'postgres://u:p@db:5432/plants' },
       'Invalid configuration: DATABASE_DIRECT_URL goes with a DATABASE_URL through a pooler; set DATABASE_URL too',
+    ],
+    [
+      { WEBHOOK_ALLOWED_HOSTS: 'http://hooks.internal' },
+      'Invalid configuration: WEBHOOK_ALLOWED_HOSTS must be a comma-separated list of host names or IP addresses, like hooks.internal,10.0.0.7 (got "http://hooks.internal")',
     ],
     [
       { SHUTDOWN_DELAY_MS: '15001' },

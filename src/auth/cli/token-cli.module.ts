@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { APP_SCOPES } from '../../app.scopes.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { DatabaseModule } from '../../database/database.module.js';
 import { TokensModule } from '../tokens.module.js';
 
 /** What the token CLI needs: the configuration, the database and the token store. */
-@Module({ imports: [ConfigModule, DatabaseModule, TokensModule] })
+@Module({ imports: [ConfigModule, DatabaseModule, TokensModule.forRoot(APP_SCOPES)] })
 export class TokenCliModule {}

@@ -1,12 +1,14 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ApiToken } from '../entities/api-token.entity.js';
-import { SCOPES } from '../scopes.js';
+import type { GrantableScopes } from '../scopes.js';
 import { parseLifetime } from '../token-lifetime.js';
 import type { TokensService } from '../tokens.service.js';
 
-export const TOKEN_USAGE = `Usage:
-  token create --name NAME [--scopes ${SCOPES.join(',')}] [--expires-in 30m|12h|90d] [--replace]
+/** The CLI's help, naming the scopes the feature modules declare. */
+export const tokenUsage = (scopes: GrantableScopes) => `Usage:
+  token create --name NAME [--scopes ${scopes.defaults.join(',')}] [--expires-in 30m|12h|90d] [--replace]
       prints the new token, and only the token, on stdout (it is shown once);
+      --scopes is a comma-separated list of ${scopes.all.join(', ')};
       --replace first revokes the live token with that name, if there is one
   token list [--json]
       shows id, name, scopes, expiry, last use and status (never the secret)
@@ -45,7 +47,7 @@ export async function runTokenCommand(
         args: rest,
         options: {
           name: { type: 'string' },
-          scopes: { type: 'string', default: SCOPES.join(',') },
+          scopes: { type: 'string' },
           'expires-in': { type: 'string' },
           replace: { type: 'boolean', default: false },
         },
@@ -55,7 +57,7 @@ export async function runTokenCommand(
       const { secret } = await tokens.create({
         name: values.name,
         scopes: values.scopes
-          .split(',')
+          ?.split(',')
           .map((scope) => scope.trim())
           .filter(Boolean),
         expiresInMs: expiresIn === undefined ? undefined : parseLifetime(expiresIn),

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { APP_SCOPES } from '../../app.scopes.js';
 import { ConfigError } from '../../config/app-config.js';
 import { TokenRequestError } from '../token-request.error.js';
 import { TokensService } from '../tokens.service.js';
-import { runTokenCommand, TOKEN_USAGE, UsageError } from './token-commands.js';
+import { runTokenCommand, tokenUsage, UsageError } from './token-commands.js';
 import { TokenCliModule } from './token-cli.module.js';
 
 /**
@@ -13,7 +14,7 @@ import { TokenCliModule } from './token-cli.module.js';
  */
 async function main(argv: string[]): Promise<number> {
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    process.stderr.write(`${TOKEN_USAGE}\n`);
+    process.stderr.write(`${tokenUsage(APP_SCOPES)}\n`);
     return argv.length === 0 ? 2 : 0;
   }
   const app = await NestFactory.createApplicationContext(TokenCliModule, {
@@ -34,7 +35,7 @@ try {
 } catch (error) {
   const known = [UsageError, TokenRequestError, ConfigError].some((type) => error instanceof type);
   const message = error instanceof Error ? error.message : String(error);
-  const usage = error instanceof UsageError ? `${TOKEN_USAGE}\n` : '';
+  const usage = error instanceof UsageError ? `${tokenUsage(APP_SCOPES)}\n` : '';
   process.stderr.write(known ? `token: ${message}\n${usage}` : `token: failed: ${message}\n`);
   process.exitCode = known ? 2 : 1;
 }

@@ -8,11 +8,6 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  isDatabaseUnavailable,
-  isUnstorableCharacter,
-} from '../../database/database-unavailable.js';
-import { ShuttingDownError } from '../../shutdown/shutting-down.error.js';
 import { lingerAfterAnswer } from '../http/lingering-close.js';
 import { JsonBodyError } from '../json/json-codec.js';
 
@@ -29,14 +24,26 @@ export interface ErrorDetails {
   headers?: Record<string, string>;
 }
 
-/** Seconds a client is asked to wait when the database does not answer. */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
-
 interface ShapedError {
   status: number;
   message: string;
   headers: Record<string, string>;
 }
+
+/** How an error raised below the HTTP layer (by the database, say) is answered. */
+export interface ClassifiedError {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+  /** Logged as a warning: expected, but worth an operator's eye (an outage, say). */
+  warning?: string;
+}
+
+/**
+ * Recognises the errors of one layer (src/database, src/shutdown): undefined for any
+ * other. The filter itself knows only HTTP and JSON, so common/ depends on no layer.
+ */
+export type ErrorClassifier = (exception: unknown) => ClassifiedError | undefined;
 
 /** Messages for the errors Fastify raises before a request reaches Nest. */
 const FASTIFY_ERRORS: Record<string, string> = {
@@ -53,12 +60,15 @@ const FASTIFY_ERRORS: Record<string, string> = {
  * The one place where every error becomes a response: whichever layer raised it
  * (Fastify's parser, a guard, a pipe, a service, the database, a crash), the client gets
  * `application/json` `{ "error": <status>, "message": "…" }` and never a stack trace,
- * SQL or an internal name. A database that cannot be reached or does not answer in time
- * is a 503, whoever ran into it. Unexpected errors are logged here, once.
+ * SQL or an internal name. What the other layers raise is answered as their
+ * `classifiers` say (a database that does not answer is a 503, whoever ran into it).
+ * Unexpected errors are logged here, once.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger(HttpErrorFilter.name);
+
+  constructor(private readonly classifiers: readonly ErrorClassifier[]) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
@@ -85,23 +95,12 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (exception instanceof JsonBodyError) {
       return { status: HttpStatus.BAD_REQUEST, message: exception.message, headers: {} };
     }
-    if (isUnstorableCharacter(exception)) {
-      return {
-        status: HttpStatus.BAD_REQUEST,
-        message: 'the name or tag contains a character the database cannot store',
-        headers: {},
-      };
-    }
-    if (exception instanceof ShuttingDownError) {
-      return { status: HttpStatus.SERVICE_UNAVAILABLE, message: exception.message, headers: {} };
-    }
-    if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`the database is unavailable: ${(exception as Error).message}`);
-      return {
-        status: HttpStatus.SERVICE_UNAVAILABLE,
-        message: 'the database is unavailable; try again shortly',
-        headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
-      };
+    for (const classify of this.classifiers) {
+      const classified = classify(exception);
+      if (classified === undefined) continue;
+      if (classified.warning !== undefined) this.logger.warn(classified.warning);
+      const { status, message, headers = {} } = classified;
+      return { status, message, headers };
     }
     this.logger.error(
       exception instanceof Error ? exception.message : String(exception),

@@ -98,8 +98,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the webhook subscriptions */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to new plants
+         * @description Every plant created from now on is POSTed to the URL as a NewPlant, signed as Standard Webhooks says. The answer holds the signing secret, shown this once.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a webhook subscription */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Unsubscribe
+         * @description Deliveries not sent yet are dropped.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send failed deliveries again
+         * @description Deliveries that used up their attempts are sent again, each from a first attempt, with the same webhook-id.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "/plant/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New plant
+         * @description Information about a new plant added to the store, sent once per new plant (never for a replay or a conflict) to every subscription, at least once: receivers drop repeats by webhook-id.
+         */
+        post: operations["newPlantWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Every error the service answers, whatever raised it */
@@ -150,6 +233,85 @@ export interface components {
              * @description The id of the path, repeated; any other id is refused
              */
             id?: bigint;
+        };
+        NewWebhook: {
+            /**
+             * Format: uri
+             * @description Where every new plant is POSTed: an http or https URL on a public address (no user name or password in it)
+             * @example https://hooks.example.com/plant-store
+             */
+            url: string;
+            /** @description What the subscription is for, for people */
+            description?: string;
+        };
+        CreatedWebhook: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Where new plants are POSTed
+             */
+            url: string;
+            /** @description Absent when none was given */
+            description?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a delivery was last attempted; null before the first
+             */
+            lastAttemptAt: string | null;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status at the last attempt; null when it did not answer
+             */
+            lastStatus: number | null;
+            /** @description Why the last attempt got no answer (time-out, refused address…); null otherwise */
+            lastError: string | null;
+            /**
+             * Format: int32
+             * @description Attempts that failed since the last success
+             */
+            failuresInARow: number;
+            /** @description The Standard Webhooks signing secret (`whsec_` and base64): shown once, keep it to verify deliveries */
+            secret: string;
+        };
+        Webhook: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Where new plants are POSTed
+             */
+            url: string;
+            /** @description Absent when none was given */
+            description?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a delivery was last attempted; null before the first
+             */
+            lastAttemptAt: string | null;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status at the last attempt; null when it did not answer
+             */
+            lastStatus: number | null;
+            /** @description Why the last attempt got no answer (time-out, refused address…); null otherwise */
+            lastError: string | null;
+            /**
+             * Format: int32
+             * @description Attempts that failed since the last success
+             */
+            failuresInARow: number;
+        };
+        Redelivery: {
+            /**
+             * Format: int32
+             * @description Failed deliveries sent again from a first attempt
+             */
+            redelivered: number;
         };
     };
     responses: never;
@@ -762,6 +924,537 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every subscription, oldest first, with its delivery status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope webhooks:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This token sent too many requests; retry later */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service failed unexpectedly */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or too slow; retry later */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhook"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            /** @description The body is invalid, or the URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private or link-local address */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope webhooks:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This token sent too many requests; retry later */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service failed unexpectedly */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or too slow; retry later */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription with its delivery status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description The id is not a UUID, or the request has a body that is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope webhooks:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description There is no webhook with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This token sent too many requests; retry later */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service failed unexpectedly */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or too slow; retry later */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription is deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The id is not a UUID, or the request has a body that is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope webhooks:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description There is no webhook with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This token sent too many requests; retry later */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service failed unexpectedly */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or too slow; retry later */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many deliveries are queued again */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Redelivery"];
+                };
+            };
+            /** @description The id is not a UUID, or the request has a body that is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope webhooks:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description There is no webhook with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This token sent too many requests; retry later */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service failed unexpectedly */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or too slow; retry later */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    newPlantWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message: one per plant and subscription, the same in every attempt */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the subscription secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Information about a new plant added to the store */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Return a 200 status to indicate that the data was received successfully (any 2xx is taken so); anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -71,3 +71,8 @@ export function isUnstorableCharacter(error: unknown): boolean {
   const code = sqlStateOf(error);
   return code === '22P05' || code === '22021';
 }
+
+/** unique_violation (23505): a row with the same unique key exists. */
+export function isUniqueViolation(error: unknown): boolean {
+  return sqlStateOf(error) === '23505';
+}

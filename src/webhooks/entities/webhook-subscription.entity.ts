@@ -1,0 +1,34 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+/** A receiver URL that is sent every new plant, with the secret its deliveries are signed with. */
+@Entity({ name: 'webhook_subscriptions' })
+export class WebhookSubscription {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'varchar', length: 2048 })
+  url: string;
+
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  description: string | null;
+
+  /** `whsec_…`: needed to sign, so it is kept as it is (unlike a token's hash). */
+  @Column({ type: 'varchar', length: 64 })
+  secret: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'last_attempt_at', type: 'timestamptz', nullable: true })
+  lastAttemptAt: Date | null;
+
+  /** The receiver's HTTP status at the last attempt; null: no answer (see lastError). */
+  @Column({ name: 'last_status', type: 'integer', nullable: true })
+  lastStatus: number | null;
+
+  @Column({ name: 'last_error', type: 'varchar', length: 255, nullable: true })
+  lastError: string | null;
+
+  @Column({ name: 'failures_in_a_row', type: 'integer', default: 0 })
+  failuresInARow: number;
+}

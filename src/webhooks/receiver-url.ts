@@ -1,0 +1,20 @@
+import { URL_LIMITS } from './dto/create-webhook.dto.js';
+import { ReceiverRefusedError } from './receiver-address.js';
+
+/** A receiver URL as the service sends to it: http or https, without credentials. */
+export function parseReceiverUrl(text: string): URL {
+  if (!URL.canParse(text)) throw new ReceiverRefusedError('url is not a valid absolute URL');
+  const url = new URL(text);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ReceiverRefusedError('url must be an http or https URL');
+  }
+  // A secret in a URL ends up in logs and screens: receivers check the signature instead.
+  if (url.username !== '' || url.password !== '') {
+    throw new ReceiverRefusedError('url must not carry a user name or password');
+  }
+  // Stored as normalised (an IDN host in punycode, spaces percent-encoded), which may be longer.
+  if (url.href.length > URL_LIMITS.max) {
+    throw new ReceiverRefusedError(`url must be at most ${URL_LIMITS.max} characters long`);
+  }
+  return url;
+}

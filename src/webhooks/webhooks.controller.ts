@@ -1,0 +1,126 @@
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  ParseUUIDPipe,
+  Post,
+} from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+} from '@nestjs/swagger';
+import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
+import {
+  ApiDatabaseBackedResponses,
+  ApiErrorResponse,
+  ApiJsonBodyResponses,
+} from '../common/openapi/api-error-response.decorator.js';
+import { CreateWebhookDto } from './dto/create-webhook.dto.js';
+import {
+  CreatedWebhookDto,
+  RedeliveryDto,
+  toCreatedWebhookDto,
+  toWebhookDto,
+  WebhookDto,
+} from './dto/webhook.dto.js';
+import { WebhooksService } from './webhooks.service.js';
+
+const ApiWebhookIdParam = () =>
+  ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' }, description: 'The webhook' });
+/** Also for a body, which these operations take none of, that is not JSON. */
+const ApiWebhookByIdResponses = () =>
+  applyDecorators(
+    ApiErrorResponse(400, 'The id is not a UUID, or the request has a body that is not JSON'),
+    ApiErrorResponse(404, 'There is no webhook with this id'),
+    ApiJsonBodyResponses(),
+  );
+
+/** Subscriptions to the new-plant webhook; every operation needs `webhooks:manage`. */
+@Controller('webhooks')
+@ApiDatabaseBackedResponses()
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post()
+  @HttpCode(HttpStatus.CREATED)
+  @RequiresScopes('webhooks:manage')
+  @ApiOperation({
+    operationId: 'createWebhook',
+    summary: 'Subscribe a URL to new plants',
+    description:
+      'Every plant created from now on is POSTed to the URL as a NewPlant, signed as Standard Webhooks says. The answer holds the signing secret, shown this once.',
+  })
+  @ApiBody({ type: CreateWebhookDto, required: true })
+  @ApiCreatedResponse({ description: 'The subscription and its secret', type: CreatedWebhookDto })
+  @ApiErrorResponse(
+    400,
+    'The body is invalid, or the URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private or link-local address',
+  )
+  @ApiJsonBodyResponses()
+  async create(@Body() body: CreateWebhookDto): Promise<CreatedWebhookDto> {
+    return toCreatedWebhookDto(await this.webhooks.create(body));
+  }
+
+  @Get()
+  @RequiresScopes('webhooks:manage')
+  @ApiOperation({ operationId: 'listWebhooks', summary: 'List the webhook subscriptions' })
+  @ApiOkResponse({
+    description: 'Every subscription, oldest first, with its delivery status',
+    type: WebhookDto,
+    isArray: true,
+  })
+  async list(): Promise<WebhookDto[]> {
+    return (await this.webhooks.list()).map(toWebhookDto);
+  }
+
+  @Get(':id')
+  @RequiresScopes('webhooks:manage')
+  @ApiOperation({ operationId: 'getWebhook', summary: 'Read a webhook subscription' })
+  @ApiWebhookIdParam()
+  @ApiOkResponse({ description: 'The subscription with its delivery status', type: WebhookDto })
+  @ApiWebhookByIdResponses()
+  async findOne(@Param('id', ParseUUIDPipe) id: string): Promise<WebhookDto> {
+    return toWebhookDto(await this.webhooks.findOne(id));
+  }
+
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @RequiresScopes('webhooks:manage')
+  @ApiOperation({
+    operationId: 'deleteWebhook',
+    summary: 'Unsubscribe',
+    description: 'Deliveries not sent yet are dropped.',
+  })
+  @ApiWebhookIdParam()
+  @ApiNoContentResponse({ description: 'The subscription is deleted' })
+  @ApiWebhookByIdResponses()
+  async delete(@Param('id', ParseUUIDPipe) id: string): Promise<void> {
+    await this.webhooks.delete(id);
+  }
+
+  @Post(':id/redeliver')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @RequiresScopes('webhooks:manage')
+  @ApiOperation({
+    operationId: 'redeliverWebhook',
+    summary: 'Send failed deliveries again',
+    description:
+      'Deliveries that used up their attempts are sent again, each from a first attempt, with the same webhook-id.',
+  })
+  @ApiWebhookIdParam()
+  @ApiAcceptedResponse({ description: 'How many deliveries are queued again', type: RedeliveryDto })
+  @ApiWebhookByIdResponses()
+  async redeliver(@Param('id', ParseUUIDPipe) id: string): Promise<RedeliveryDto> {
+    return { redelivered: await this.webhooks.redeliverFailed(id) };
+  }
+}

@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { PlantsModule } from '../plants/plants.module.js';
+import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker.js';
+import { WebhookMetrics } from './delivery/webhook-metrics.js';
+import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
+import { ReceiverAddressPolicy } from './receiver-address.js';
+import { WebhooksController } from './webhooks.controller.js';
+import { WebhooksRepository } from './webhooks.repository.js';
+import { WebhooksService } from './webhooks.service.js';
+
+/**
+ * The new-plant webhook: subscriptions (POST/GET/DELETE /webhooks), the outbox event each
+ * new plant writes with itself, and the worker that delivers them.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([WebhookSubscription]), PlantsModule, MetricsModule],
+  controllers: [WebhooksController],
+  providers: [
+    WebhooksService,
+    WebhooksRepository,
+    WebhookDeliveryWorker,
+    WebhookMetrics,
+    {
+      provide: ReceiverAddressPolicy,
+      inject: [AppConfig],
+      useFactory: ({ webhookAllowedHosts, webhookTimeoutMs }: AppConfig) =>
+        new ReceiverAddressPolicy(webhookAllowedHosts, webhookTimeoutMs),
+    },
+  ],
+})
+export class WebhooksModule {}

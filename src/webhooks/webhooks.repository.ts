@@ -1,0 +1,221 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type pg from 'pg';
+import type { Repository } from 'typeorm';
+import { postgresPool } from '../database/postgres-pool.js';
+import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
+import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
+import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
+
+/**
+ * The outbox writer added to the plants' insert statement (see CreatedPlantsOutbox): one
+ * event per new plant while any subscription exists, one row however many there are, so
+ * that subscriptions cost the hot path nothing more. The body is the plant's NewPlant
+ * JSON, written by PostgreSQL from the stored bigint, so the id keeps every digit; `tag`
+ * only when the plant has one, as the API writes it.
+ */
+const NEW_PLANT_EVENTS = `
+      INSERT INTO webhook_events (payload)
+      SELECT format('{"id":%s,"name":%s%s}', plant.id, to_json(plant.name),
+                    CASE WHEN plant.tag IS NULL THEN '' ELSE ',"tag":' || to_json(plant.tag) END)
+      FROM created_plants AS plant
+      WHERE EXISTS (SELECT FROM webhook_subscriptions)`;
+
+/**
+ * Turns up to $1 events into one delivery per subscription, and removes them, in one
+ * statement: an event becomes its deliveries, or stays an event, never both or neither.
+ * SKIP LOCKED lets replicas fan out at once, each its own events.
+ */
+const FAN_OUT = `
+  WITH taken AS (
+    DELETE FROM webhook_events
+    WHERE id IN (SELECT id FROM webhook_events ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING payload, created_at
+  ), fanned AS (
+    INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
+    SELECT subscription.id, taken.payload, taken.created_at
+    FROM taken CROSS JOIN webhook_subscriptions AS subscription
+  )
+  SELECT count(*)::integer AS events FROM taken`;
+
+/**
+ * Takes up to $1 due deliveries that no other process holds (SKIP LOCKED), counts the
+ * attempt, and moves their next attempt $2 ms away: a lease, so that no other replica
+ * sends them while this one does; should this process die, they are due again then.
+ */
+const CLAIM_DUE = `
+  WITH due AS (
+    SELECT id FROM webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at <= now()
+    ORDER BY next_attempt_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE webhook_deliveries AS delivery
+  SET attempts = delivery.attempts + 1,
+      next_attempt_at = now() + $2::integer * interval '1 millisecond'
+  FROM due, webhook_subscriptions AS subscription
+  WHERE delivery.id = due.id AND subscription.id = delivery.subscription_id
+  RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
+            subscription.id AS subscription_id, subscription.url, subscription.secret`;
+
+/**
+ * Records attempts' outcomes, each only if the delivery is still at the attempt this
+ * process made (a lease that ran out may have let another process take it), and the
+ * subscriptions' delivery status, in one statement.
+ */
+const RECORD_OUTCOMES = `
+  WITH outcome AS (
+    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::varchar[], $4::float8[])
+      AS outcome (id, attempts, status, retry_in_ms)
+  ), recorded AS (
+    UPDATE webhook_deliveries AS delivery
+    SET status = outcome.status,
+        next_attempt_at = CASE WHEN outcome.status = 'pending'
+          THEN now() + outcome.retry_in_ms * interval '1 millisecond'
+          ELSE delivery.next_attempt_at END,
+        delivered_at = CASE WHEN outcome.status = 'delivered' THEN now() END
+    FROM outcome
+    WHERE delivery.id = outcome.id AND delivery.attempts = outcome.attempts
+  )
+  UPDATE webhook_subscriptions AS subscription
+  SET last_attempt_at = now(),
+      last_status = status.last_status,
+      last_error = status.last_error,
+      failures_in_a_row =
+        CASE WHEN status.succeeded THEN 0 ELSE subscription.failures_in_a_row END
+        + status.failures_after
+  FROM unnest($5::uuid[], $6::integer[], $7::varchar[], $8::boolean[], $9::integer[])
+    AS status (id, last_status, last_error, succeeded, failures_after)
+  WHERE subscription.id = status.id`;
+
+/** The age of the oldest event not yet delivered, in seconds; 0 when there is none. */
+const QUEUE_AGE = `
+  SELECT coalesce(extract(epoch FROM now() - least(
+    (SELECT min(created_at) FROM webhook_events),
+    (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending')
+  )), 0)::float8 AS seconds`;
+
+/** Sends a subscription's failed deliveries again, from a first attempt; answers how many. */
+const REDELIVER_FAILED = `
+  UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now()
+  WHERE subscription_id = $1 AND status = 'failed'`;
+
+/** A delivery taken by this process, with what sending it needs. */
+export interface ClaimedDelivery {
+  id: string;
+  messageId: string;
+  payload: string;
+  /** This attempt's number, the first being 1. */
+  attempts: number;
+  subscriptionId: string;
+  url: string;
+  secret: string;
+}
+
+export interface DeliveryOutcome {
+  delivery: ClaimedDelivery;
+  status: DeliveryStatus;
+  /** For 'pending': when to try again. */
+  retryInMs: number;
+}
+
+/** Where a subscription stands after a batch of attempts. */
+export interface SubscriptionStatus {
+  id: string;
+  lastStatus: number | null;
+  lastError: string | null;
+  /** Some attempt in the batch succeeded: the count starts again from 0. */
+  succeeded: boolean;
+  /** Failed attempts after the last success (or all of them, when none succeeded). */
+  failuresAfter: number;
+}
+
+/**
+ * The subscriptions (through TypeORM), the events each new plant writes (through the
+ * plants' outbox) and the deliveries (SQL on pg's pool).
+ */
+@Injectable()
+export class WebhooksRepository implements OnModuleInit {
+  private readonly pool: pg.Pool;
+
+  constructor(
+    @InjectRepository(WebhookSubscription)
+    private readonly subscriptions: Repository<WebhookSubscription>,
+    private readonly createdPlants: CreatedPlantsOutbox,
+  ) {
+    this.pool = postgresPool(subscriptions.manager.dataSource);
+  }
+
+  /** Before the first create: from then on, every new plant writes its event. */
+  onModuleInit(): void {
+    this.createdPlants.add(NEW_PLANT_EVENTS);
+  }
+
+  create(subscription: Pick<WebhookSubscription, 'url' | 'description' | 'secret'>) {
+    return this.subscriptions.save(this.subscriptions.create(subscription));
+  }
+
+  list(): Promise<WebhookSubscription[]> {
+    return this.subscriptions.find({ order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  findById(id: string): Promise<WebhookSubscription | null> {
+    return this.subscriptions.findOneBy({ id });
+  }
+
+  /** @returns false when there is no such subscription. Its deliveries go with it. */
+  async delete(id: string): Promise<boolean> {
+    return (await this.subscriptions.delete({ id })).affected === 1;
+  }
+
+  async redeliverFailed(subscriptionId: string): Promise<number> {
+    return (await this.pool.query(REDELIVER_FAILED, [subscriptionId])).rowCount ?? 0;
+  }
+
+  /** @returns how many events became deliveries. */
+  async fanOut(limit: number): Promise<number> {
+    const { rows } = await this.pool.query<{ events: number }>(FAN_OUT, [limit]);
+    return rows[0].events;
+  }
+
+  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      message_id: string;
+      payload: string;
+      attempts: number;
+      subscription_id: string;
+      url: string;
+      secret: string;
+    }>(CLAIM_DUE, [limit, leaseMs]);
+    return rows.map((row) => ({
+      id: row.id,
+      messageId: row.message_id,
+      payload: row.payload,
+      attempts: row.attempts,
+      subscriptionId: row.subscription_id,
+      url: row.url,
+      secret: row.secret,
+    }));
+  }
+
+  async recordOutcomes(outcomes: DeliveryOutcome[], statuses: SubscriptionStatus[]): Promise<void> {
+    await this.pool.query(RECORD_OUTCOMES, [
+      outcomes.map(({ delivery }) => delivery.id),
+      outcomes.map(({ delivery }) => delivery.attempts),
+      outcomes.map(({ status }) => status),
+      outcomes.map(({ retryInMs }) => retryInMs),
+      statuses.map(({ id }) => id),
+      statuses.map(({ lastStatus }) => lastStatus),
+      statuses.map(({ lastError }) => lastError),
+      statuses.map(({ succeeded }) => succeeded),
+      statuses.map(({ failuresAfter }) => failuresAfter),
+    ]);
+  }
+
+  async queueAgeSeconds(): Promise<number> {
+    const { rows } = await this.pool.query<{ seconds: number }>(QUEUE_AGE);
+    return rows[0].seconds;
+  }
+}

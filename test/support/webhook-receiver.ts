@@ -1,0 +1,88 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+
+export interface ReceivedDelivery {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** How the receiver answers a delivery: a status, or never ('hang'). */
+export type Answer = number | 'hang';
+
+/**
+ * A webhook receiver on loopback, as a subscriber runs one: it keeps every request it got
+ * and answers as `answer` says (200 unless told otherwise).
+ */
+export class WebhookReceiver {
+  readonly received: ReceivedDelivery[] = [];
+  answer: (delivery: ReceivedDelivery) => Answer = () => 200;
+  private server: Server | undefined;
+
+  private constructor(readonly port: number) {}
+
+  /** Listens on `port` (0: any free one). */
+  static async start(port = 0): Promise<WebhookReceiver> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    const receiver = new WebhookReceiver((server.address() as { port: number }).port);
+    receiver.serve(server);
+    return receiver;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/plant/webhook`;
+  }
+
+  /** Stops listening; the port stays this receiver's, for `restart`. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  }
+
+  async restart(): Promise<void> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.serve(server);
+  }
+
+  /** Resolves once `count` deliveries have arrived; rejects after `timeoutMs`. */
+  async waitFor(count: number, timeoutMs = 20_000): Promise<ReceivedDelivery[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length < count) {
+      if (Date.now() > deadline) {
+        throw new Error(`${this.received.length} deliveries arrived of ${count} awaited`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return this.received;
+  }
+
+  private serve(server: Server): void {
+    this.server = server;
+    server.on('request', (request, response) => {
+      let body = '';
+      request.setEncoding('utf8');
+      request.on('data', (chunk: string) => (body += chunk));
+      request.on('end', () => {
+        const delivery = { headers: request.headers, body };
+        this.received.push(delivery);
+        const answer = this.answer(delivery);
+        if (answer !== 'hang') response.writeHead(answer).end();
+      });
+    });
+  }
+}
+
+/**
+ * Checks a delivery's signature with the Standard Webhooks reference package, as a
+ * subscriber would (never with the service's own code); throws when it is not valid.
+ */
+export function verifySignature(secret: string, { headers, body }: ReceivedDelivery): void {
+  new Webhook(secret).verify(body, {
+    'webhook-id': String(headers['webhook-id']),
+    'webhook-timestamp': String(headers['webhook-timestamp']),
+    'webhook-signature': String(headers['webhook-signature']),
+  });
+}

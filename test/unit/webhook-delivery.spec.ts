@@ -1,0 +1,159 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { retryDelayMs } from '../../src/webhooks/delivery/retry-schedule.js';
+import {
+  type Attempt,
+  RESPONSE_LIMIT_BYTES,
+  sendAttempt,
+} from '../../src/webhooks/delivery/webhook-sender.js';
+import {
+  ReceiverAddressPolicy,
+  ReceiverRefusedError,
+} from '../../src/webhooks/receiver-address.js';
+import { generateSigningSecret, signDelivery } from '../../src/webhooks/webhook-signature.js';
+
+describe('signDelivery', () => {
+  it('signs as the Standard Webhooks reference package verifies', () => {
+    const secret = generateSigningSecret();
+    const body = '{"id":9223372036854775807,"name":"Monstera"}';
+    const headers = signDelivery(secret, 'msg-1', new Date(), body);
+    expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(() => new Webhook(secret).verify(body, { ...headers })).not.toThrow();
+    expect(() => new Webhook(secret).verify(`${body} `, { ...headers })).toThrow();
+    expect(() => new Webhook(generateSigningSecret()).verify(body, { ...headers })).toThrow();
+  });
+});
+
+describe('retryDelayMs', () => {
+  it('triples each wait, within ±25 % jitter', () => {
+    expect(retryDelayMs(1, 10_000, 0.5)).toBe(10_000);
+    expect(retryDelayMs(2, 10_000, 0.5)).toBe(30_000);
+    expect(retryDelayMs(3, 10_000, 0)).toBe(67_500);
+    expect(retryDelayMs(3, 10_000, 0.999999)).toBe(112_500);
+  });
+
+  it('never waits more than a day and a quarter', () => {
+    expect(retryDelayMs(30, 3_600_000, 0.999999)).toBeLessThanOrEqual(108_000_000);
+    expect(retryDelayMs(30, 3_600_000, 0)).toBe(64_800_000);
+  });
+
+  it('spreads 10 attempts from 10 s over about a day', () => {
+    const waits = Array.from({ length: 9 }, (_, index) => retryDelayMs(index + 1, 10_000, 0.5));
+    const hours = waits.reduce((sum, wait) => sum + wait, 0) / 3_600_000;
+    expect(hours).toBeGreaterThan(20);
+    expect(hours).toBeLessThan(36);
+  });
+});
+
+describe('ReceiverAddressPolicy', () => {
+  const none = new ReceiverAddressPolicy([], 2_000);
+
+  it('accepts a public address and connects to it', async () => {
+    await expect(none.resolve(new URL('https://93.184.215.14/'))).resolves.toEqual({
+      address: '93.184.215.14',
+      family: 4,
+    });
+    await expect(none.resolve(new URL('http://[2606:4700::1111]/'))).resolves.toEqual({
+      address: '2606:4700::1111',
+      family: 6,
+    });
+  });
+
+  it.each([
+    'http://127.0.0.1/',
+    'http://[::1]/',
+    'http://[::ffff:10.0.0.1]/',
+    'http://172.16.0.1/',
+    'http://169.254.169.254/',
+    'http://[fe80::1]/',
+    'http://[fd00:ec2::254]/',
+    'http://224.0.0.1/',
+    'http://[64:ff9b::a00:1]/',
+  ])('refuses %s', async (url) => {
+    await expect(none.resolve(new URL(url))).rejects.toThrow(ReceiverRefusedError);
+  });
+
+  it('allows what WEBHOOK_ALLOWED_HOSTS names, by host name or by address', async () => {
+    const allowing = new ReceiverAddressPolicy(
+      ['127.0.0.1', '0:0:0:0:0:0:0:1', 'LocalHost'],
+      2_000,
+    );
+    await expect(allowing.resolve(new URL('http://127.0.0.1:8080/'))).resolves.toMatchObject({
+      address: '127.0.0.1',
+    });
+    await expect(allowing.resolve(new URL('http://[::1]/'))).resolves.toMatchObject({
+      family: 6,
+    });
+    await expect(allowing.resolve(new URL('http://localhost/'))).resolves.toBeDefined();
+    await expect(allowing.resolve(new URL('http://127.0.0.2/'))).rejects.toThrow(/loopback/);
+  });
+
+  it('refuses a host that does not resolve', async () => {
+    await expect(none.resolve(new URL('http://no-such-host.invalid/'))).rejects.toThrow(
+      /does not resolve/,
+    );
+  });
+});
+
+describe('sendAttempt', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  });
+
+  const receiverAnswering = async (listener: RequestListener): Promise<Attempt> => {
+    server = createServer(listener);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    return {
+      // The host name is never looked up: the attempt connects to the address given.
+      url: new URL(`http://receiver.invalid:${port}/hook`),
+      address: { address: '127.0.0.1', family: 4 },
+      headers: { 'content-type': 'application/json' },
+      body: '{"id":1,"name":"x"}',
+      timeoutMs: 500,
+    };
+  };
+
+  it("answers the receiver's status, sending the body to the checked address", async () => {
+    let received = '';
+    const attempt = await receiverAnswering((request, response) => {
+      request.on('data', (chunk: Buffer) => (received += chunk.toString()));
+      request.on('end', () => response.writeHead(204).end());
+    });
+    await expect(sendAttempt(attempt)).resolves.toEqual({ status: 204 });
+    expect(received).toBe('{"id":1,"name":"x"}');
+  });
+
+  it('does not follow a redirect', async () => {
+    const attempt = await receiverAnswering((_request, response) =>
+      response.writeHead(307, { location: '/elsewhere' }).end(),
+    );
+    await expect(sendAttempt(attempt)).resolves.toEqual({ status: 307 });
+  });
+
+  it('gives up on a receiver that does not answer in time', async () => {
+    const attempt = await receiverAnswering(() => undefined);
+    await expect(sendAttempt(attempt)).resolves.toEqual({
+      error: 'no complete answer within 500 ms',
+    });
+  });
+
+  it('reads no more than the response limit of an endless answer', async () => {
+    const attempt = await receiverAnswering((_request, response) => {
+      response.writeHead(200);
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const pump = () => {
+        while (response.write(chunk));
+      };
+      response.on('drain', pump);
+      pump();
+    });
+    const started = Date.now();
+    await expect(sendAttempt({ ...attempt, timeoutMs: 5_000 })).resolves.toEqual({ status: 200 });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(RESPONSE_LIMIT_BYTES).toBe(64 * 1024);
+  });
+});
