@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { type Agent, request as httpRequest } from 'node:http';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -63,6 +63,16 @@ export interface ServiceOptions {
   ownProcessGroup?: boolean;
   /** Stops keeping stdout once the service listens: a long run logs a line per request. */
   forgetOutput?: boolean;
+  /** Runs it with the Node.js flags of `npm run start:prod`, as the image does. */
+  productionFlags?: boolean;
+}
+
+/** The flags in `npm run start:prod`, which is `node <flags> dist/src/main.js`. */
+function productionFlags(): string[] {
+  const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  return packageJson.scripts['start:prod'].split(' ').slice(1, -1);
 }
 
 /** `node dist/src/main.js` as an operator runs it. */
@@ -77,7 +87,8 @@ export class ServiceProcess {
     env: Record<string, string>,
     private readonly options: ServiceOptions = {},
   ) {
-    this.child = spawn(process.execPath, [ENTRY], {
+    const flags = options.productionFlags ? productionFlags() : [];
+    this.child = spawn(process.execPath, [...flags, ENTRY], {
       cwd: ROOT,
       env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,6 +101,10 @@ export class ServiceProcess {
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => resolve({ code, signal })),
     );
+  }
+
+  get pid(): number {
+    return this.child.pid!;
   }
 
   get output(): { stdout: string; stderr: string } {
