@@ -80,6 +80,8 @@ export class ServiceProcess {
   private stdout = '';
   private stderr = '';
   private listens = false;
+  /** The port it was told to listen on; 0: one the system picks. */
+  private readonly chosenPort: number;
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
 
@@ -87,6 +89,7 @@ export class ServiceProcess {
     env: Record<string, string>,
     private readonly options: ServiceOptions = {},
   ) {
+    this.chosenPort = Number(env.PORT ?? 0);
     const flags = options.productionFlags ? productionFlags() : [];
     this.child = spawn(process.execPath, [...flags, ENTRY], {
       cwd: ROOT,
@@ -125,16 +128,29 @@ export class ServiceProcess {
     let exited = false;
     void this.exited.then(() => (exited = true));
     for (;;) {
-      const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
-      if (match) {
+      const url = await this.listeningUrl();
+      if (url) {
         this.listens = true;
-        return match[1].replace('localhost', '127.0.0.1');
+        return url;
       }
       if (exited || Date.now() > deadline) {
-        throw new Error(`the service did not start:\n${this.stdout}\n${this.stderr}`);
+        const how = exited ? `it exited: ${JSON.stringify(await this.exited)}` : 'in time';
+        throw new Error(`the service did not start (${how}):\n${this.stdout}\n${this.stderr}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  /**
+   * Its base URL if it listens: from its log line, or, on a port chosen for it, once that
+   * port accepts connections (above LOG_LEVEL info there is no such line).
+   */
+  private async listeningUrl(): Promise<string | undefined> {
+    const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
+    if (match) return match[1].replace('localhost', '127.0.0.1');
+    if (this.chosenPort !== 0 && (await acceptsConnections(this.chosenPort)))
+      return `http://127.0.0.1:${this.chosenPort}`;
+    return undefined;
   }
 
   signal(signal: NodeJS.Signals): void {

@@ -1,4 +1,5 @@
 import {
+  freePort,
   startService,
   type Exit,
   type ServiceOptions,
@@ -13,7 +14,7 @@ export interface Replica {
 
 /**
  * Replicas of the built service, started together with one environment, behind HAProxy.
- * Each replica has a server slot in the balancer: its loopback port.
+ * Each replica has a server slot in the balancer: a loopback port chosen for it.
  */
 export class ReplicaSet {
   private constructor(
@@ -29,8 +30,9 @@ export class ReplicaSet {
     env: Record<string, string>,
     options: ServiceOptions = {},
   ): Promise<ReplicaSet> {
+    const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
     const started = await Promise.allSettled(
-      Array.from({ length: count }, () => startService(env, options)),
+      ports.map((port) => startService({ ...env, PORT: String(port) }, options)),
     );
     const replicas = started.flatMap((outcome) =>
       outcome.status === 'fulfilled' ? [outcome.value] : [],
