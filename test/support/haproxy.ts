@@ -12,7 +12,10 @@ export const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find(existsSync
 
 /** What HAProxy's statistics say of one replica's server slot. */
 export interface ServerState {
-  /** `UP`, `DOWN`, or on the way between them (`UP 1/2`: one failed check of the two `fall` needs). */
+  /**
+   * `UP`, `DOWN`, or on the way between them (`UP 1/2`: one failed check of the two that
+   * `fall` asks for).
+   */
   status: string;
   /** Requests' sessions HAProxy sent to it so far (`stot`). */
   sessions: number;
