@@ -92,6 +92,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
     });
 
     const slotStatuses = async () => (await set.balancer.servers()).map(({ status }) => status);
+    const slot = async (index: number) => (await set.balancer.servers())[index];
 
     /** Creates one plant through the balancer, retrying as a client may. */
     async function create(): Promise<Created> {
@@ -192,11 +193,21 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
       const results = await underLoad(async () => {
         for (let index = 0; index < REPLICAS; index++) {
           await sleep(500);
-          // SIGTERM: readiness answers 503, HAProxy takes the replica out within
-          // SHUTDOWN_DELAY_MS, then it drains and exits; its successor takes its slot.
-          exits.push(await set.replace(index));
+          const stopping = set.replicas[index].service;
+          let stopped = false;
+          void stopping.exited.then(() => (stopped = true));
+          // SIGTERM, then its successor takes its slot.
+          const replaced = set.replace(index);
+          // Readiness answers 503 at once, so HAProxy takes the replica out of rotation
+          // while it still serves, within SHUTDOWN_DELAY_MS; then it drains and exits.
+          await expect.poll(() => slot(index), BALANCER_POLL).toMatchObject({ status: 'DOWN' });
+          expect({ ...(await slot(index)), stopped }).toMatchObject({
+            lastCheck: 'L7STS',
+            stopped: false,
+          });
+          exits.push(await replaced);
           // The next replica stops only once HAProxy sends to this one again.
-          await expect.poll(async () => (await slotStatuses())[index], BALANCER_POLL).toBe('UP');
+          await expect.poll(() => slot(index), BALANCER_POLL).toMatchObject({ status: 'UP' });
         }
         await sleep(500);
       });
@@ -207,18 +218,20 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
     });
 
     it('takes a killed replica (kill -9) out of rotation; every create is answered, retried, and stored once', async () => {
-      const slot = 1;
-      const killed = set.replicas[slot].service;
+      const killedSlot = 1;
+      const killed = set.replicas[killedSlot].service;
       let outOfRotationAt = Number.POSITIVE_INFINITY;
       let sessionsWhenOut = 0;
       const results = await underLoad(async () => {
         await sleep(1_000);
         killed.signal('SIGKILL');
         await killed.exited;
-        // Two failed checks 250 ms apart.
-        await expect.poll(async () => (await slotStatuses())[slot], BALANCER_POLL).toBe('DOWN');
+        // Two refused checks 250 ms apart.
+        await expect
+          .poll(() => slot(killedSlot), BALANCER_POLL)
+          .toMatchObject({ status: 'DOWN', lastCheck: 'L4CON' });
         outOfRotationAt = performance.now();
-        sessionsWhenOut = (await set.balancer.servers())[slot].sessions;
+        sessionsWhenOut = (await slot(killedSlot)).sessions;
         await sleep(1_500);
       });
       expect(results.every(({ outcomes }) => outcomes.at(-1) === '200')).toBe(true);
@@ -226,7 +239,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
       const retried = results.filter(({ outcomes }) => outcomes.length > 1);
       expect(retried.length).toBeLessThanOrEqual(WORKERS);
       // Once out of rotation it got nothing more, and every create succeeded at once.
-      expect((await set.balancer.servers())[slot].sessions).toBe(sessionsWhenOut);
+      expect((await slot(killedSlot)).sessions).toBe(sessionsWhenOut);
       const afterwards = results.filter(({ sentAt }) => sentAt > outOfRotationAt);
       expect(afterwards.length).toBeGreaterThan(WORKERS);
       expect(afterwards.filter(({ outcomes }) => outcomes.join() !== '200')).toEqual([]);

@@ -17,6 +17,11 @@ export interface ServerState {
    * `fall` asks for).
    */
   status: string;
+  /**
+   * The last readiness check's outcome (`check_status`): `L7OK`; `L7STS`, an answer other
+   * than 200; `L4CON`, a refused connection.
+   */
+  lastCheck: string;
   /** Requests' sessions HAProxy sent to it so far (`stot`). */
   sessions: number;
 }
@@ -85,7 +90,12 @@ export async function startHaproxy(replicaUrls: string[]): Promise<Balancer> {
         );
       return replicaUrls.map((_, index) => {
         const row = servers.find((server) => field(server, 'svname') === `api${index}`)!;
-        return { status: field(row, 'status'), sessions: Number(field(row, 'stot')) };
+        return {
+          status: field(row, 'status'),
+          // A check under way is marked with a leading `* `.
+          lastCheck: field(row, 'check_status').replace(/^\* /, ''),
+          sessions: Number(field(row, 'stot')),
+        };
       });
     },
     stop,
