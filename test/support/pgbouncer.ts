@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort } from './built-service.js';
 import { whenListening } from './loopback-server.js';
 
@@ -10,17 +11,24 @@ import { whenListening } from './loopback-server.js';
 export const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find(existsSync);
 /** PgBouncer refuses to run as root; as root it runs as this account. */
 const UNPRIVILEGED = { name: 'nobody', uid: 65534, gid: 65534 };
+/** The configuration docker-compose.yml runs (transaction pooling, pool sizes). */
+const DEPLOYED_CONFIG = fileURLToPath(
+  new URL('../../deploy/pgbouncer/pgbouncer.ini', import.meta.url),
+);
 
 export interface Pooler {
+  pid: number;
   /** `serverUrl` with PgBouncer's address instead of the server's. */
   urlFor(serverUrl: string): string;
   stop(): Promise<void>;
 }
 
 /**
- * PgBouncer in transaction pooling mode on a free loopback port, in front of the server
- * `adminUrl` names, for every database on it. Clients are not authenticated by PgBouncer
- * (loopback, the test's own); it logs in to the server with the admin URL's password.
+ * PgBouncer with the configuration of deploy/pgbouncer/pgbouncer.ini (transaction
+ * pooling) on a free loopback port, in front of the server `adminUrl` names, for every
+ * database on it. Only the addresses differ, and clients are not authenticated by
+ * PgBouncer (loopback, the test's own); it logs in to the server with the admin URL's
+ * password.
  */
 export async function startPgBouncer(adminUrl: string): Promise<Pooler> {
   if (!PGBOUNCER) throw new Error('pgbouncer is not installed');
@@ -35,21 +43,13 @@ export async function startPgBouncer(adminUrl: string): Promise<Pooler> {
   );
   await writeFile(
     join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `* = host=${server.hostname} port=${server.port || 5432}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
-      'default_pool_size = 4',
-      'max_client_conn = 500',
-      `logfile = ${join(dir, 'pgbouncer.log')}`,
-      '',
-    ].join('\n'),
+    withSettings(await readFile(DEPLOYED_CONFIG, 'utf8'), {
+      '*': `host=${server.hostname} port=${server.port || 5432}`,
+      listen_addr: '127.0.0.1',
+      listen_port: String(port),
+      auth_type: 'trust',
+      auth_file: join(dir, 'userlist.txt'),
+    }),
   );
   const asRoot = userInfo().uid === 0;
   if (asRoot) {
@@ -65,6 +65,7 @@ export async function startPgBouncer(adminUrl: string): Promise<Pooler> {
     rm(dir, { recursive: true, force: true }),
   );
   return {
+    pid: child.pid!,
     urlFor: (serverUrl) => {
       const url = new URL(serverUrl);
       url.hostname = '127.0.0.1';
@@ -73,4 +74,21 @@ export async function startPgBouncer(adminUrl: string): Promise<Pooler> {
     },
     stop,
   };
+}
+
+/**
+ * The configuration with these settings' values replaced, each where the file sets it.
+ * (Appending them would not do: a second `[pgbouncer]` section starts from the defaults.)
+ */
+function withSettings(config: string, settings: Record<string, string>): string {
+  const replaced = new Set<string>();
+  const lines = config.split('\n').map((line) => {
+    const name = /^([\w*]+)\s*=/.exec(line)?.[1];
+    if (name === undefined || !(name in settings)) return line;
+    replaced.add(name);
+    return `${name} = ${settings[name]}`;
+  });
+  const missing = Object.keys(settings).filter((name) => !replaced.has(name));
+  if (missing.length > 0) throw new Error(`${DEPLOYED_CONFIG} sets no ${missing.join(', ')}`);
+  return lines.join('\n');
 }
