@@ -3,8 +3,8 @@
 // alternating rounds. See bench/README.md for what it measures and how to read it.
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { openSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,8 +46,6 @@ const timeLimitMs = (scenarioCount * settings.rounds * 2 * runSeconds + 60) * 10
 const database = `plant_store_bench_${randomBytes(4).toString('hex')}`;
 const databaseUrl = Object.assign(new URL(settings.adminUrl), { pathname: `/${database}` }).href;
 const children = new Set();
-/** The slow subscribers' receivers, on loopback. */
-const receivers = [];
 /** One connection to the admin database for the samples taken during the runs. */
 const monitor = new pg.Client({ connectionString: settings.adminUrl });
 let databaseCreated = false;
@@ -88,17 +86,23 @@ async function startServer(name, args, port) {
   return server;
 }
 
-/** Webhook receivers that take SLOW_RECEIVER_MS to answer, subscribed to new plants. */
+/**
+ * Webhook receivers that take SLOW_RECEIVER_MS to answer, subscribed to new plants. They
+ * run in a process of their own: in this one they would slow the load generator.
+ */
 async function subscribeSlowReceivers(count) {
-  for (let index = 0; index < count; index++) {
-    const receiver = createServer((request, response) => {
-      request.resume();
-      setTimeout(() => response.end(), SLOW_RECEIVER_MS).unref();
-    });
-    await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    receivers.push(receiver);
+  if (count === 0) return;
+  const child = spawn(
+    process.execPath,
+    [join(root, 'bench', 'slow-receivers.mjs'), String(count), String(SLOW_RECEIVER_MS)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const [line] = await once(child.stdout, 'data');
+  for (const port of JSON.parse(line.toString())) {
     await sql(databaseUrl, 'INSERT INTO webhook_subscriptions (url, secret) VALUES ($1, $2)', [
-      `http://127.0.0.1:${receiver.address().port}/plant/webhook`,
+      `http://127.0.0.1:${port}/plant/webhook`,
       `whsec_${randomBytes(32).toString('base64')}`,
     ]);
   }
@@ -291,10 +295,6 @@ function sleep(ms) {
 
 async function cleanUp() {
   await Promise.all([...children].map((child) => stopServer({ child })));
-  for (const receiver of receivers.splice(0)) {
-    receiver.closeAllConnections();
-    receiver.close();
-  }
   await monitor.end().catch(() => undefined);
   if (databaseCreated) {
     await sql(settings.adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
