@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
@@ -53,10 +53,10 @@ export interface PlantsPageQuery {
  * BatchingQueue); the rest go through TypeORM.
  */
 @Injectable()
-export class PlantsRepository {
+export class PlantsRepository implements OnApplicationBootstrap {
   private readonly pool: pg.Pool;
   private readonly prepared: boolean;
-  private insertBatchStatement: Omit<pg.QueryConfig, 'values'> | undefined;
+  private insertBatchStatement!: Omit<pg.QueryConfig, 'values'>;
   private readonly findByIdsStatement: Omit<pg.QueryConfig, 'values'>;
   private readonly inserts = new BatchingQueue<Plant, boolean>(
     (plants) => this.insertBatch(plants),
@@ -77,6 +77,14 @@ export class PlantsRepository {
     // to the next one: the statements are then sent unnamed, parsed and planned each time.
     this.prepared = !config.throughTransactionPooler;
     this.findByIdsStatement = this.prepared ? FIND_BY_IDS : { text: FIND_BY_IDS.text };
+  }
+
+  /** Once every module has added its outbox writers (in onModuleInit), before any request. */
+  onApplicationBootstrap(): void {
+    this.insertBatchStatement = {
+      name: this.prepared ? INSERT_BATCH_NAME : undefined,
+      text: this.outbox.statement(INSERT_BATCH),
+    };
   }
 
   /**
@@ -101,11 +109,6 @@ export class PlantsRepository {
     const firstById = new Map<bigint, Plant>();
     for (const plant of plants) if (!firstById.has(plant.id)) firstById.set(plant.id, plant);
     const distinct = [...firstById.values()];
-    // Built at the first create, once every module has added its outbox writers.
-    this.insertBatchStatement ??= {
-      name: this.prepared ? INSERT_BATCH_NAME : undefined,
-      text: this.outbox.statement(INSERT_BATCH),
-    };
     const { rows } = await this.pool.query<{ id: string }>({
       ...this.insertBatchStatement,
       values: [
