@@ -22,9 +22,10 @@ const NEW_PLANT_EVENTS = `
       WHERE EXISTS (SELECT FROM webhook_subscriptions)`;
 
 /**
- * Turns up to $1 events into one delivery per subscription, and removes them, in one
- * statement: an event becomes its deliveries, or stays an event, never both or neither.
- * SKIP LOCKED lets replicas fan out at once, each its own events.
+ * Turns up to $1 events into one delivery per subscription that existed when the plant
+ * was created, and removes them, in one statement: an event becomes its deliveries, or
+ * stays an event, never both or neither. SKIP LOCKED lets replicas fan out at once, each
+ * its own events.
  */
 const FAN_OUT = `
   WITH taken AS (
@@ -34,7 +35,8 @@ const FAN_OUT = `
   ), fanned AS (
     INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
     SELECT subscription.id, taken.payload, taken.created_at
-    FROM taken CROSS JOIN webhook_subscriptions AS subscription
+    FROM taken JOIN webhook_subscriptions AS subscription
+      ON subscription.created_at <= taken.created_at
   )
   SELECT count(*)::integer AS events FROM taken`;
 

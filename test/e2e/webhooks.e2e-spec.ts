@@ -249,6 +249,40 @@ describe('webhooks', () => {
       expect((await api.request({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200);
     });
 
+    it('a backlog behind a receiver that never answers stays one event row per plant', async () => {
+      const target = await receiver();
+      target.answer = () => 'hang';
+      await subscribe(target.url);
+      const ids = Array.from({ length: 200 }, () => nextId++);
+      await Promise.all(ids.map((id) => plants.create({ id, name: 'Queued' })));
+      // The worker's 64 attempts at once hang (WEBHOOK_TIMEOUT_MS is 1 s): it fans out no more.
+      await target.waitFor(64);
+      await sleep(100);
+      const [{ deliveries, events }] = await api.database.query<{
+        deliveries: number;
+        events: number;
+      }>(`SELECT (SELECT count(*) FROM webhook_deliveries)::integer AS deliveries,
+                 (SELECT count(*) FROM webhook_events)::integer AS events`);
+      expect(deliveries).toBe(64);
+      expect(events).toBeGreaterThanOrEqual(200 - 64);
+    });
+
+    it('a subscription gets the plants created from its registration on, not a backlog before it', async () => {
+      const slow = await receiver();
+      slow.answer = () => 'hang';
+      await subscribe(slow.url);
+      const before = Array.from({ length: 100 }, () => nextId++);
+      await Promise.all(before.map((id) => plants.create({ id, name: 'Before' })));
+      const late = await receiver();
+      await subscribe(late.url);
+      const after = nextId++;
+      expect((await plants.create({ id: after, name: 'After' })).statusCode).toBe(200);
+      const [delivery] = await late.waitFor(1);
+      expect(JSON.parse(delivery.body)).toEqual({ id: after, name: 'After' });
+      await sleep(300);
+      expect(late.received).toHaveLength(1);
+    });
+
     it('counts deliveries sent, retried and failed, and the age of the queue, in /metrics', async () => {
       const metrics = (await api.request({ method: 'GET', url: '/metrics' })).body;
       const value = (name: string) =>

@@ -21,8 +21,6 @@ import { WebhookMetrics } from './webhook-metrics.js';
 /** Deliveries one process sends at once; a claim takes at most this many. */
 const MAX_IN_FLIGHT = 64;
 const CLAIM_BATCH = 32;
-/** Events turned into deliveries per statement. */
-const FAN_OUT_BATCH = 500;
 /**
  * Beyond an attempt's own limit (the address lookup and the request have WEBHOOK_TIMEOUT_MS
  * each), how long a claimed delivery stays out of other processes' reach.
@@ -40,12 +38,13 @@ interface Attempted {
 }
 
 /**
- * Drains the outbox in every process: polls, turns new events into one delivery per
- * subscription, takes due deliveries with FOR UPDATE SKIP LOCKED and a lease (so
- * replicas never send one at the same time), sends them outside any transaction, then
- * records the outcomes. At least once: a process that dies mid-attempt leaves the
- * delivery to be sent again when its lease runs out. A failed attempt is tried again after an exponential back-off with
- * jitter, until WEBHOOK_MAX_ATTEMPTS, then the delivery is failed. Nothing here is on a
+ * Drains the outbox in every process: polls, takes due deliveries with FOR UPDATE SKIP
+ * LOCKED and a lease (so replicas never send one at the same time), turns as many new
+ * events as there is room for into one delivery per subscription, sends them outside any
+ * transaction, then records the outcomes. At least once: a process that dies mid-attempt
+ * leaves the delivery to be sent again when its lease runs out. A failed attempt is tried
+ * again after an exponential back-off with jitter, until WEBHOOK_MAX_ATTEMPTS, then the
+ * delivery is failed. Nothing here is on a
  * request's path: a slow receiver costs the worker, never POST /plants.
  */
 @Injectable()
@@ -91,8 +90,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     const leaseMs = 2 * this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
     let claimed: ClaimedDelivery[];
     try {
-      await this.database.run(() => this.fanOutAll());
       claimed = await this.database.run(() => this.webhooks.claimDue(limit, leaseMs));
+      // Events become deliveries only as fast as they are sent: a backlog behind slow
+      // receivers stays one event row per plant, not a row per subscription, rewritten.
+      const room = limit - claimed.length;
+      if (room > 0 && (await this.database.run(() => this.webhooks.fanOut(room))) > 0) {
+        const more = await this.database.run(() => this.webhooks.claimDue(room, leaseMs));
+        claimed = [...claimed, ...more];
+      }
       this.databaseIsBack();
     } catch (error) {
       this.databaseFails(error as Error);
@@ -105,13 +110,6 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     // A full claim: more may be due at once.
     if (claimed.length === limit) this.poll();
     await this.deliver(claimed);
-  }
-
-  /** Every waiting event becomes its deliveries, a batch per statement. */
-  private async fanOutAll(): Promise<void> {
-    let fanned: number;
-    do fanned = await this.webhooks.fanOut(FAN_OUT_BATCH);
-    while (fanned === FAN_OUT_BATCH);
   }
 
   private track(work: Promise<void>): void {
