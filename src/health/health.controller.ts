@@ -1,25 +1,12 @@
-import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import {
-  HealthCheck,
-  type HealthCheckResult,
-  HealthCheckService,
-  TypeOrmHealthIndicator,
-} from '@nestjs/terminus';
+import { Controller, Get } from '@nestjs/common';
+import { HealthCheck, type HealthCheckResult } from '@nestjs/terminus';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../auth/decorators/public.decorator.js';
 import { ApiDatabaseUnavailableResponse } from '../common/openapi/api-error-response.decorator.js';
-import { DatabaseUnavailableError } from '../database/database-errors.js';
 import { ShutdownService } from '../shutdown/shutdown.service.js';
 import { ShuttingDownError } from '../shutdown/shutting-down.error.js';
-
-/** A readiness probe must answer well within a probe's own time-out. */
-const READY_TIMEOUT_MS = 1_000;
-/**
- * Probes share one check and its result for this long, so that polling them costs the
- * pool one `SELECT 1` a second at most; an outage shows within this plus the time-out.
- */
-const READY_RESULT_TTL_MS = 1_000;
+import { ReadinessService } from './readiness.service.js';
 
 const STATUS_OK_SCHEMA = {
   type: 'object',
@@ -43,8 +30,7 @@ const READINESS_SCHEMA = {
 @SkipThrottle()
 export class HealthController {
   constructor(
-    private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
+    private readonly readiness: ReadinessService,
     private readonly shutdown: ShutdownService,
   ) {}
 
@@ -65,24 +51,8 @@ export class HealthController {
   @ApiOperation({ operationId: 'checkReadiness', summary: 'The database answers in time' })
   @ApiOkResponse({ description: 'Ready to serve requests', schema: READINESS_SCHEMA })
   @ApiDatabaseUnavailableResponse()
-  async ready(): Promise<HealthCheckResult> {
+  ready(): Promise<HealthCheckResult> {
     if (this.shutdown.isDraining) throw new ShuttingDownError();
-    try {
-      return await this.health.check([
-        () =>
-          this.database
-            .pingCheck('database')
-            .withTimeout(READY_TIMEOUT_MS)
-            .cacheFor(READY_RESULT_TTL_MS),
-      ]);
-    } catch (error) {
-      const result =
-        error instanceof ServiceUnavailableException
-          ? (error.getResponse() as HealthCheckResult)
-          : undefined;
-      // Only a failed check means the database is down ('shutting_down' passes as it is).
-      if (result?.status !== 'error') throw error;
-      throw new DatabaseUnavailableError(String(result.details.database?.message ?? 'no answer'));
-    }
+    return this.readiness.check();
   }
 }

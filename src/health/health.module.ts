@@ -2,10 +2,12 @@ import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { ShutdownModule } from '../shutdown/shutdown.module.js';
 import { HealthController } from './health.controller.js';
+import { ReadinessService } from './readiness.service.js';
 
 @Module({
   // Failures are logged once, by the error filter.
   imports: [TerminusModule.forRoot({ logger: false }), ShutdownModule],
   controllers: [HealthController],
+  providers: [ReadinessService],
 })
 export class HealthModule {}

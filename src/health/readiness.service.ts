@@ -1,0 +1,52 @@
+import { Injectable, ServiceUnavailableException } from '@nestjs/common';
+import {
+  type HealthCheckResult,
+  HealthCheckService,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
+import { DatabaseUnavailableError } from '../database/database-errors.js';
+
+/** A readiness probe must answer well within a probe's own time-out. */
+const READY_TIMEOUT_MS = 1_000;
+/**
+ * Probes share one check and its outcome for this long, so that polling them costs the
+ * pool one `SELECT 1` a second at most, and each probe little more than /health/live; an
+ * outage shows within this plus the time-out.
+ */
+const READY_RESULT_TTL_MS = 1_000;
+
+/** Whether the database answers: terminus' ping, shared by every probe within a second. */
+@Injectable()
+export class ReadinessService {
+  private latest: { at: number; outcome: Promise<HealthCheckResult> } | undefined;
+
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: TypeOrmHealthIndicator,
+  ) {}
+
+  /** terminus' report; rejects with DatabaseUnavailableError when the ping failed. */
+  check(): Promise<HealthCheckResult> {
+    const now = Date.now();
+    if (this.latest === undefined || now - this.latest.at >= READY_RESULT_TTL_MS) {
+      this.latest = { at: now, outcome: this.ping() };
+    }
+    return this.latest.outcome;
+  }
+
+  private async ping(): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([
+        () => this.database.pingCheck('database').withTimeout(READY_TIMEOUT_MS),
+      ]);
+    } catch (error) {
+      const result =
+        error instanceof ServiceUnavailableException
+          ? (error.getResponse() as HealthCheckResult)
+          : undefined;
+      // Only a failed check means the database is down ('shutting_down' passes as it is).
+      if (result?.status !== 'error') throw error;
+      throw new DatabaseUnavailableError(String(result.details.database?.message ?? 'no answer'));
+    }
+  }
+}
