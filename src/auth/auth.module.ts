@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { MetricsModule } from '../metrics/metrics.module.js';
+import { AnonymousRequestQueue } from './anonymous-request-queue.js';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import type { GrantableScopes } from './scopes.js';
@@ -13,7 +14,7 @@ import { TokensModule } from './tokens.module.js';
  */
 @Module({
   imports: [PassportModule, MetricsModule],
-  providers: [BearerStrategy, TokenRevocationListener, BearerAuthGuard],
+  providers: [BearerStrategy, TokenRevocationListener, BearerAuthGuard, AnonymousRequestQueue],
   exports: [BearerAuthGuard],
 })
 export class AuthModule {

@@ -1,5 +1,7 @@
 interface Entry<Token> {
   token: Promise<Token | null>;
+  /** The token has been found; until then, or when not found, the entry vouches for nothing. */
+  found?: boolean;
   /** Trusted until then, never after. */
   until: number;
   /** A background reload is under way. */
@@ -47,15 +49,27 @@ export class VerifiedTokenCache<Token> {
     if (!this.caching) return token;
     // Re-inserted, so that the Map's order is the order of expiry.
     this.entries.delete(hash);
-    const fresh = { token, until: now + this.ttlMs };
+    const fresh: Entry<Token> = { token, until: now + this.ttlMs };
     this.entries.set(hash, fresh);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     // A failed load is not kept; an eviction meanwhile removed `fresh`.
     token.then(
-      (found) => found === null && this.forget(hash, fresh) && this.rememberUnknown(hash),
+      (found) => {
+        if (found !== null) fresh.found = true;
+        else if (this.forget(hash, fresh)) this.rememberUnknown(hash);
+      },
       () => this.forget(hash, fresh),
     );
     return token;
+  }
+
+  /**
+   * Whether a token with this hash was found and is still trusted, answered at once and
+   * never by a lookup. Whether it is expired or revoked since is the guard's to check.
+   */
+  holds(hash: string): boolean {
+    const entry = this.entries.get(hash);
+    return entry?.found === true && entry.until > Date.now();
   }
 
   evict(hash: string): void {
@@ -91,7 +105,7 @@ export class VerifiedTokenCache<Token> {
       (found) => {
         if (!this.forget(hash, entry)) return;
         if (found === null) this.rememberUnknown(hash);
-        else this.entries.set(hash, { token: Promise.resolve(found), until });
+        else this.entries.set(hash, { token: Promise.resolve(found), found: true, until });
       },
       () => (entry.refreshing = false),
     );

@@ -20,12 +20,12 @@ import {
 const FLOOD_SECONDS = Number(process.env.FLOOD_SECONDS ?? 30);
 const FLOOD_CONNECTIONS = 200;
 /**
- * What holds on two cores shared with the flood. Issue 10 asks for a p99 under 250 ms;
- * measured alone here it is 290–510 ms (docs/guarantees.md): the pool is no longer what
- * fails, the service's single thread is (each event-loop turn serves the flood's 400
- * connections, 45–65 ms). Reaching 250 ms needs less CPU per request.
+ * Issue 10's bound, on two cores shared with the flood. It holds because anonymous
+ * requests wait in a queue served 16 per event-loop turn (AnonymousRequestQueue): without
+ * it each turn served the flood's 400 connections first and the p99 was 200–330 ms here;
+ * with it, 56–68 ms (docs/guarantees.md).
  */
-const CREATE_P99_LIMIT_MS = 1_000;
+const CREATE_P99_LIMIT_MS = 250;
 /** A create answered later than this has, to its client, timed out. */
 const CREATE_TIMEOUT_MS = 3_000;
 const FLOOD_SCRIPT = fileURLToPath(new URL('../support/anonymous-flood.mjs', import.meta.url));

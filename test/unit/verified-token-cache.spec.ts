@@ -33,6 +33,23 @@ describe('VerifiedTokenCache', () => {
     expect(load).toHaveBeenCalledTimes(1);
   });
 
+  it('holds a token only once it was found, until its entry expires or is evicted', async () => {
+    vi.useFakeTimers();
+    const tokens = cache(60_000);
+    const pending = tokens.get('h', counted({ name: 'found' }));
+    expect(tokens.holds('h')).toBe(false);
+    await pending;
+    expect(tokens.holds('h')).toBe(true);
+    vi.advanceTimersByTime(60_000);
+    expect(tokens.holds('h')).toBe(false);
+
+    await tokens.get('e', counted({ name: 'evicted' }));
+    tokens.evict('e');
+    expect(tokens.holds('e')).toBe(false);
+    await tokens.get('u', counted(null));
+    expect(tokens.holds('u')).toBe(false);
+  });
+
   it('shares one load between concurrent requests for one token', async () => {
     const tokens = cache();
     const load = counted({ name: 'shared' });

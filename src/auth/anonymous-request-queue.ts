@@ -1,0 +1,66 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import { TokensService } from './tokens.service.js';
+
+/**
+ * Anonymous requests let through per event-loop turn. Each turn also serves, first, every
+ * request whose token was verified lately and every database answer that came in; the
+ * anonymous ones then cost that turn a few milliseconds at most, however many wait.
+ */
+const ANONYMOUS_PER_TURN = 16;
+
+/**
+ * Requests with a recently verified bearer token are handled as soon as they arrive;
+ * all others (no token, an unknown one, probes, documents) wait in this queue, first in
+ * first out, and go on a batch per event-loop turn. Without it, a flood of anonymous
+ * requests fills every turn: a client at work waits for hundreds of them at each step
+ * (its request, then its query's answer), as long as the flood lasts. With it, the turns
+ * stay short and the flood gets what the clients leave. It decides only the order:
+ * every request is then authenticated by the bearer guard as before.
+ */
+@Injectable()
+export class AnonymousRequestQueue implements OnModuleInit {
+  /** Each waiting request's go-ahead, oldest first from `head` on. */
+  private waiting: (() => void)[] = [];
+  private head = 0;
+  private draining = false;
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly tokens: TokensService,
+  ) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    fastify.addHook('onRequest', (request, reply, done) => {
+      const token = bearerToken(request.headers.authorization);
+      if (token !== undefined && this.tokens.isRecentlyVerified(token)) return done();
+      this.waiting.push(done);
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(this.drain);
+      }
+    });
+  }
+
+  private readonly drain = (): void => {
+    const end = Math.min(this.head + ANONYMOUS_PER_TURN, this.waiting.length);
+    const batch = this.waiting.slice(this.head, end);
+    this.head = end;
+    if (this.head === this.waiting.length) {
+      this.waiting = [];
+      this.head = 0;
+      this.draining = false;
+    } else {
+      setImmediate(this.drain);
+    }
+    for (const done of batch) done();
+  };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, as passport-http-bearer reads it. */
+function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined || authorization.indexOf(' ') !== 6) return undefined;
+  return authorization.slice(0, 6).toLowerCase() === 'bearer' ? authorization.slice(7) : undefined;
+}
