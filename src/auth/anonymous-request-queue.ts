@@ -1,6 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
+import { Gauge } from 'prom-client';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { TokensService } from './tokens.service.js';
 
 /**
@@ -29,7 +31,18 @@ export class AnonymousRequestQueue implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly tokens: TokensService,
-  ) {}
+    metrics: MetricsService,
+  ) {
+    const queue = this;
+    new Gauge({
+      name: 'http_anonymous_requests_waiting',
+      help: 'Requests without a recently verified token waiting for their turn',
+      registers: [metrics.registry],
+      collect() {
+        this.set(queue.waiting.length - queue.head);
+      },
+    });
+  }
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();

@@ -65,6 +65,10 @@ describe('GET /metrics', () => {
     expect(sample('http_requests_in_flight')).toBe('1');
   });
 
+  it('shows the anonymous requests waiting for their turn: none, the scrape went on', () => {
+    expect(sample('http_anonymous_requests_waiting')).toBe('0');
+  });
+
   it('counts token-auth failures by reason', () => {
     expect(sample('auth_failures_total{reason="missing"}')).toBe('1');
     expect(sample('auth_failures_total{reason="invalid"}')).toBe('1');

@@ -1,8 +1,10 @@
 import type { HttpAdapterHost } from '@nestjs/core';
 import Fastify from 'fastify';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { AnonymousRequestQueue } from '../../src/auth/anonymous-request-queue.js';
 import type { TokensService } from '../../src/auth/tokens.service.js';
+import type { MetricsService } from '../../src/metrics/metrics.service.js';
 
 /** A server behind the queue, where only the token `pst_verified` counts as verified lately. */
 async function serverBehindQueue() {
@@ -12,6 +14,7 @@ async function serverBehindQueue() {
   new AnonymousRequestQueue(
     adapterHost as unknown as HttpAdapterHost,
     tokens as unknown as TokensService,
+    { registry: new Registry() } as MetricsService,
   ).onModuleInit();
   const handled: string[] = [];
   fastify.get('/:name', async (request) => {
