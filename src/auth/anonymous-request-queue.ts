@@ -26,7 +26,6 @@ export class AnonymousRequestQueue implements OnModuleInit {
   /** Each waiting request's go-ahead, oldest first from `head` on. */
   private waiting: (() => void)[] = [];
   private head = 0;
-  private draining = false;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
@@ -49,11 +48,8 @@ export class AnonymousRequestQueue implements OnModuleInit {
     fastify.addHook('onRequest', (request, reply, done) => {
       const token = bearerToken(request.headers.authorization);
       if (token !== undefined && this.tokens.isRecentlyVerified(token)) return done();
-      this.waiting.push(done);
-      if (!this.draining) {
-        this.draining = true;
-        setImmediate(this.drain);
-      }
+      // The first to wait starts the draining, which goes on while any are left.
+      if (this.waiting.push(done) === 1) setImmediate(this.drain);
     });
   }
 
@@ -64,7 +60,6 @@ export class AnonymousRequestQueue implements OnModuleInit {
     if (this.head === this.waiting.length) {
       this.waiting = [];
       this.head = 0;
-      this.draining = false;
     } else {
       setImmediate(this.drain);
     }

@@ -43,6 +43,19 @@ describe('webhooks', () => {
     return response.json();
   };
   const subscription = async (id: string): Promise<Subscription> => (await webhooks.get(id)).json();
+  /** A subscribed receiver that takes every delivery and never answers. */
+  const hangingSubscriber = async () => {
+    const target = await receiver();
+    target.answer = () => 'hang';
+    await subscribe(target.url);
+    return target;
+  };
+  /** Creates `count` new plants at once, each answered 200. */
+  const createPlants = async (count: number, name: string) => {
+    const ids = Array.from({ length: count }, () => nextId++);
+    const answers = await Promise.all(ids.map((id) => plants.create({ id, name })));
+    expect(answers.map(({ statusCode }) => statusCode)).toEqual(ids.map(() => 200));
+  };
   const until = async (condition: () => Promise<boolean>, timeoutMs = 10_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!(await condition())) {
@@ -239,9 +252,7 @@ describe('webhooks', () => {
     });
 
     it('a receiver that never answers slows neither creates nor readiness', async () => {
-      const target = await receiver();
-      target.answer = () => 'hang';
-      await subscribe(target.url);
+      const target = await hangingSubscriber();
       for (let index = 0; index < 20; index++) {
         expect((await plants.create({ id: nextId++, name: 'Busy' })).statusCode).toBe(200);
       }
@@ -250,11 +261,8 @@ describe('webhooks', () => {
     });
 
     it('a backlog behind a receiver that never answers stays one event row per plant', async () => {
-      const target = await receiver();
-      target.answer = () => 'hang';
-      await subscribe(target.url);
-      const ids = Array.from({ length: 200 }, () => nextId++);
-      await Promise.all(ids.map((id) => plants.create({ id, name: 'Queued' })));
+      const target = await hangingSubscriber();
+      await createPlants(200, 'Queued');
       // The worker's 64 attempts at once hang (WEBHOOK_TIMEOUT_MS is 1 s): it fans out no more.
       await target.waitFor(64);
       await sleep(100);
@@ -268,11 +276,8 @@ describe('webhooks', () => {
     });
 
     it('a subscription gets the plants created from its registration on, not a backlog before it', async () => {
-      const slow = await receiver();
-      slow.answer = () => 'hang';
-      await subscribe(slow.url);
-      const before = Array.from({ length: 100 }, () => nextId++);
-      await Promise.all(before.map((id) => plants.create({ id, name: 'Before' })));
+      await hangingSubscriber();
+      await createPlants(100, 'Before');
       const late = await receiver();
       await subscribe(late.url);
       const after = nextId++;

@@ -11,10 +11,11 @@ async function serverBehindQueue() {
   const fastify = Fastify();
   const tokens = { isRecentlyVerified: (token: string) => token === 'pst_verified' };
   const adapterHost = { httpAdapter: { getInstance: () => fastify } };
+  const registry = new Registry();
   new AnonymousRequestQueue(
     adapterHost as unknown as HttpAdapterHost,
     tokens as unknown as TokensService,
-    { registry: new Registry() } as MetricsService,
+    { registry } as MetricsService,
   ).onModuleInit();
   const handled: string[] = [];
   fastify.get('/:name', async (request) => {
@@ -22,12 +23,14 @@ async function serverBehindQueue() {
     return {};
   });
   await fastify.ready();
-  return { fastify, handled };
+  const waiting = async () =>
+    (await registry.getSingleMetric('http_anonymous_requests_waiting')!.get()).values[0].value;
+  return { fastify, handled, waiting };
 }
 
 describe('AnonymousRequestQueue', () => {
   it('serves a request with a verified token before anonymous ones that arrived first', async () => {
-    const { fastify, handled } = await serverBehindQueue();
+    const { fastify, handled, waiting } = await serverBehindQueue();
     const anonymous = Array.from({ length: 100 }, (_, index) =>
       fastify.inject({ url: `/anonymous-${index}` }),
     );
@@ -35,7 +38,11 @@ describe('AnonymousRequestQueue', () => {
       url: '/verified',
       headers: { authorization: 'Bearer pst_verified' },
     });
+    // The first 16 went on in the first turn; the other 84 wait, counted by the gauge.
+    while (!handled.includes('anonymous-0')) await new Promise(setImmediate);
+    expect(await waiting()).toBe(84);
     await Promise.all([...anonymous, verified]);
+    expect(await waiting()).toBe(0);
     expect(handled).toHaveLength(101);
     expect(handled.indexOf('verified')).toBeLessThan(16);
     // The anonymous ones keep their order: first come, first served.
@@ -48,15 +55,23 @@ describe('AnonymousRequestQueue', () => {
     ['no Authorization header', undefined],
     ['an unknown token', 'Bearer pst_unknown'],
     ['another scheme', 'Basic pst_verified'],
+    ['another scheme of six letters', 'Digest pst_verified'],
     ['a second space', 'Bearer  pst_verified'],
   ])('queues a request with %s, and serves it', async (_, authorization) => {
     const { fastify, handled } = await serverBehindQueue();
-    const response = await fastify.inject({
-      url: '/queued',
-      headers: authorization === undefined ? {} : { authorization },
-    });
+    const headers = authorization === undefined ? {} : { authorization };
+    const response = await fastify.inject({ url: '/queued', headers });
     expect(response.statusCode).toBe(200);
     expect(handled).toEqual(['queued']);
+
+    // Queued, not let through: a verified request sent after 20 of them goes ahead of most.
+    handled.length = 0;
+    const queued = Array.from({ length: 20 }, () => fastify.inject({ url: '/queued', headers }));
+    await Promise.all([
+      ...queued,
+      fastify.inject({ url: '/verified', headers: { authorization: 'Bearer pst_verified' } }),
+    ]);
+    expect(handled.indexOf('verified')).toBeLessThan(16);
     await fastify.close();
   });
 });

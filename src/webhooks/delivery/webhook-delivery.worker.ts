@@ -44,8 +44,8 @@ interface Attempted {
  * transaction, then records the outcomes. At least once: a process that dies mid-attempt
  * leaves the delivery to be sent again when its lease runs out. A failed attempt is tried
  * again after an exponential back-off with jitter, until WEBHOOK_MAX_ATTEMPTS, then the
- * delivery is failed. Nothing here is on a
- * request's path: a slow receiver costs the worker, never POST /plants.
+ * delivery is failed. Nothing here is on a request's path: a slow receiver costs the
+ * worker, never POST /plants.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
