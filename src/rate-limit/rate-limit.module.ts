@@ -1,22 +1,29 @@
 import { Module } from '@nestjs/common';
-import { ThrottlerModule } from '@nestjs/throttler';
+import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
-import { SharedRateLimitStorage } from './shared-rate-limit.storage.js';
 
 const MINUTE_MS = 60_000;
+const SHARED_STORAGE = Symbol('SharedRateLimitStorage');
 
-/** The counts in Redis when REDIS_URL is set; none: the throttler's own, in memory. */
+/**
+ * The counts in Redis when REDIS_URL is set; none: the throttler's own, in memory. The
+ * Redis client and its limiters are loaded only then, so a service without Redis never
+ * pays for them at start or in memory.
+ */
 @Module({
   providers: [
     {
-      provide: SharedRateLimitStorage,
+      provide: SHARED_STORAGE,
       inject: [AppConfig],
-      useFactory: ({ redisUrl }: AppConfig) =>
-        redisUrl === undefined ? undefined : SharedRateLimitStorage.connect(redisUrl),
+      useFactory: async ({ redisUrl }: AppConfig) => {
+        if (redisUrl === undefined) return undefined;
+        const { SharedRateLimitStorage } = await import('./shared-rate-limit.storage.js');
+        return SharedRateLimitStorage.connect(redisUrl);
+      },
     },
   ],
-  exports: [SharedRateLimitStorage],
+  exports: [SHARED_STORAGE],
 })
 class RateLimitStorageModule {}
 
@@ -29,8 +36,8 @@ class RateLimitStorageModule {}
   imports: [
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStorageModule],
-      inject: [AppConfig, SharedRateLimitStorage],
-      useFactory: ({ rateLimitPerMinute }: AppConfig, storage?: SharedRateLimitStorage) => ({
+      inject: [AppConfig, SHARED_STORAGE],
+      useFactory: ({ rateLimitPerMinute }: AppConfig, storage?: ThrottlerStorage) => ({
         throttlers: [{ ttl: MINUTE_MS, limit: rateLimitPerMinute }],
         storage,
         skipIf: () => rateLimitPerMinute === 0,
