@@ -10,6 +10,8 @@ import pg from 'pg';
 
 /** Plants seeded for the GET scenarios; POST ids start far above them. */
 export const SEEDED_PLANTS = 10_000;
+/** Enough concurrency to run the hot paths often, from every path the scenarios take. */
+const JIT_WARMUP_CONNECTIONS = 16;
 const CLOCK_TICKS_PER_SECOND = Number(
   (await promisify(execFile)('getconf', ['CLK_TCK'])).stdout.trim(),
 );
@@ -18,6 +20,7 @@ const CLOCK_TICKS_PER_SECOND = Number(
 export function benchSettings(env, defaults) {
   return {
     warmupSeconds: Number(env.BENCH_WARMUP ?? 2),
+    jitWarmupSeconds: Number(env.BENCH_JIT_WARMUP ?? 15),
     durationSeconds: Number(env.BENCH_DURATION ?? 10),
     rounds: Number(env.BENCH_ROUNDS ?? defaults.rounds),
     connections: (env.BENCH_CONNECTIONS ?? defaults.connections).split(',').map(Number),
@@ -173,6 +176,18 @@ function fire(target, operation, token, connections, seconds, latencies = []) {
     );
   });
   return Promise.race([run, guard]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Load, unmeasured, until V8 has compiled the servers' hot code: the service runs far
+ * more JavaScript than the reference, and at first its optimising compiler works on V8's
+ * worker threads for 15-20 s, which the first scenarios would otherwise count against it
+ * (bench/README.md).
+ */
+export async function warmUpJit({ target, operation, token, settings }) {
+  if (settings.jitWarmupSeconds > 0) {
+    await fire(target, operation, token, JIT_WARMUP_CONNECTIONS, settings.jitWarmupSeconds);
+  }
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   seedPlants,
   sql,
   summarize,
+  warmUpJit,
 } from './measure.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,7 +42,9 @@ const STOP_TIMEOUT_MS = 10_000;
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
 /** Everything, bounded: the rounds, plus a minute for builds, starts and the database. */
-const timeLimitMs = (scenarioCount * settings.rounds * 2 * runSeconds + 60) * 1000;
+const jitWarmupSeconds = settings.operations.length * 2 * settings.jitWarmupSeconds;
+const timeLimitMs =
+  (scenarioCount * settings.rounds * 2 * runSeconds + jitWarmupSeconds + 60) * 1000;
 
 const database = `plant_store_bench_${randomBytes(4).toString('hex')}`;
 const databaseUrl = Object.assign(new URL(settings.adminUrl), { pathname: `/${database}` }).href;
@@ -178,6 +181,11 @@ async function main() {
   const scenarios = [];
   for (const operation of settings.operations) {
     const missing = operation === 'GET' && !(await routeExists(product, token));
+    if (!missing) {
+      for (const target of [product, reference]) {
+        await warmUpJit({ target, operation, token, settings });
+      }
+    }
     for (const connections of settings.connections) {
       const scenario = { operation, connections, product: [], reference: [] };
       scenarios.push(scenario);
