@@ -32,14 +32,11 @@ export class AnonymousRequestQueue implements OnModuleInit {
     private readonly tokens: TokensService,
     metrics: MetricsService,
   ) {
-    const queue = this;
-    new Gauge({
+    const gauge: Gauge = new Gauge({
       name: 'http_anonymous_requests_waiting',
       help: 'Requests without a recently verified token waiting for their turn',
       registers: [metrics.registry],
-      collect() {
-        this.set(queue.waiting.length - queue.head);
-      },
+      collect: (): void => gauge.set(this.waiting.length - this.head),
     });
   }
 
