@@ -41,10 +41,11 @@ const STOP_TIMEOUT_MS = 10_000;
 
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
-/** Everything, bounded: the rounds, plus a minute for builds, starts and the database. */
-const jitWarmupSeconds = settings.operations.length * 2 * settings.jitWarmupSeconds;
+/** Every server's JIT warm-up, once per operation. */
+const jitWarmupTotalSeconds = settings.operations.length * 2 * settings.jitWarmupSeconds;
+/** Everything, bounded: the rounds, the warm-ups, a minute for builds, starts and the database. */
 const timeLimitMs =
-  (scenarioCount * settings.rounds * 2 * runSeconds + jitWarmupSeconds + 60) * 1000;
+  (scenarioCount * settings.rounds * 2 * runSeconds + jitWarmupTotalSeconds + 60) * 1000;
 
 const database = `plant_store_bench_${randomBytes(4).toString('hex')}`;
 const databaseUrl = Object.assign(new URL(settings.adminUrl), { pathname: `/${database}` }).href;
