@@ -15,19 +15,39 @@ import { Plant } from './entities/plant.entity.js';
  * order, so that two statements with overlapping ids wait for each other instead of
  * deadlocking.
  */
-const INSERT_BATCH = `
+const INSERT_BATCH = {
+  name: 'plants-insert-batch',
+  text: `
     INSERT INTO plants (id, name, tag)
     SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[]) AS input (id, name, tag)
     ORDER BY id
     ON CONFLICT (id) DO NOTHING
-    RETURNING id, name, tag`;
-const INSERT_BATCH_NAME = 'plants-insert-batch';
+    RETURNING id, name, tag`,
+};
+/**
+ * A batch of one, as its own statement: what a client sending one request at a time
+ * always sends, and about half the database's work of the batch statement with its arrays.
+ */
+const INSERT_ONE = {
+  name: 'plants-insert-one',
+  text: `
+    INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, name, tag`,
+};
 
 /** The plants with these ids (those that exist). */
-const FIND_BY_IDS: Omit<pg.QueryConfig, 'values'> = {
+const FIND_BY_IDS = {
   name: 'plants-find-by-ids',
   text: 'SELECT id::text, name, tag FROM plants WHERE id = ANY ($1::bigint[])',
 };
+/** A read batch of one: see INSERT_ONE. */
+const FIND_BY_ID = {
+  name: 'plants-find-by-id',
+  text: 'SELECT name, tag FROM plants WHERE id = $1',
+};
+
+type Statement = Omit<pg.QueryConfig, 'values'>;
 
 /** Up to this many requests share a statement: bounds its size when very many arrive at once. */
 const MAX_BATCH = 256;
@@ -56,8 +76,10 @@ export interface PlantsPageQuery {
 export class PlantsRepository implements OnApplicationBootstrap {
   private readonly pool: pg.Pool;
   private readonly prepared: boolean;
-  private insertBatchStatement!: Omit<pg.QueryConfig, 'values'>;
-  private readonly findByIdsStatement: Omit<pg.QueryConfig, 'values'>;
+  private insertBatchStatement!: Statement;
+  private insertOneStatement!: Statement;
+  private readonly findByIdsStatement: Statement;
+  private readonly findByIdStatement: Statement;
   private readonly inserts = new BatchingQueue<Plant, boolean>(
     (plants) => this.insertBatch(plants),
     { concurrency: CONCURRENCY, maxBatch: MAX_BATCH, isItemError: isDataException },
@@ -76,15 +98,25 @@ export class PlantsRepository implements OnApplicationBootstrap {
     // Behind a transaction pooler a statement prepared on one server session is unknown
     // to the next one: the statements are then sent unnamed, parsed and planned each time.
     this.prepared = !config.throughTransactionPooler;
-    this.findByIdsStatement = this.prepared ? FIND_BY_IDS : { text: FIND_BY_IDS.text };
+    this.findByIdsStatement = this.statement(FIND_BY_IDS);
+    this.findByIdStatement = this.statement(FIND_BY_ID);
+  }
+
+  /** Behind a transaction pooler, the statement unnamed (see the constructor). */
+  private statement({ name, text }: Statement): Statement {
+    return this.prepared ? { name, text } : { text };
   }
 
   /** Once every module has added its outbox writers (in onModuleInit), before any request. */
   onApplicationBootstrap(): void {
-    this.insertBatchStatement = {
-      name: this.prepared ? INSERT_BATCH_NAME : undefined,
-      text: this.outbox.statement(INSERT_BATCH),
-    };
+    this.insertBatchStatement = this.statement({
+      name: INSERT_BATCH.name,
+      text: this.outbox.statement(INSERT_BATCH.text),
+    });
+    this.insertOneStatement = this.statement({
+      name: INSERT_ONE.name,
+      text: this.outbox.statement(INSERT_ONE.text),
+    });
   }
 
   /**
@@ -104,6 +136,7 @@ export class PlantsRepository implements OnApplicationBootstrap {
   }
 
   private async insertBatch(plants: Plant[]): Promise<boolean[]> {
+    if (plants.length === 1) return [await this.insertOne(plants[0])];
     // One row per id goes to the database: the first of the batch to ask for it. A later
     // one finds that row in its way, as if it had come after.
     const firstById = new Map<bigint, Plant>();
@@ -121,7 +154,16 @@ export class PlantsRepository implements OnApplicationBootstrap {
     return plants.map((plant) => inserted.has(plant.id) && firstById.get(plant.id) === plant);
   }
 
+  private async insertOne({ id, name, tag }: Plant): Promise<boolean> {
+    const { rowCount } = await this.pool.query({
+      ...this.insertOneStatement,
+      values: [id.toString(), name, tag],
+    });
+    return rowCount === 1;
+  }
+
   private async findBatch(ids: bigint[]): Promise<(Plant | null)[]> {
+    if (ids.length === 1) return [await this.findOne(ids[0])];
     const { rows } = await this.pool.query<{ id: string; name: string; tag: string | null }>({
       ...this.findByIdsStatement,
       values: [ids.map(String)],
@@ -131,6 +173,14 @@ export class PlantsRepository implements OnApplicationBootstrap {
       const row = found.get(id);
       return row ? { id, name: row.name, tag: row.tag } : null;
     });
+  }
+
+  private async findOne(id: bigint): Promise<Plant | null> {
+    const { rows } = await this.pool.query<{ name: string; tag: string | null }>({
+      ...this.findByIdStatement,
+      values: [id.toString()],
+    });
+    return rows.length === 0 ? null : { id, name: rows[0].name, tag: rows[0].tag };
   }
 
   /** Up to `count` plants by ascending id: keyset pagination, stable under inserts and deletes. */
