@@ -26,7 +26,8 @@ const INSERT_BATCH = {
 };
 /**
  * A batch of one, as its own statement: what a client sending one request at a time
- * always sends, and about half the database's work of the batch statement with its arrays.
+ * always sends. No arrays to build, send and unnest (for reads, FIND_BY_ID, that was
+ * about 40 % of PostgreSQL's work per request; docs/performance.md).
  */
 const INSERT_ONE = {
   name: 'plants-insert-one',
