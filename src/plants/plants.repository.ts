@@ -110,14 +110,13 @@ export class PlantsRepository implements OnApplicationBootstrap {
 
   /** Once every module has added its outbox writers (in onModuleInit), before any request. */
   onApplicationBootstrap(): void {
-    this.insertBatchStatement = this.statement({
-      name: INSERT_BATCH.name,
-      text: this.outbox.statement(INSERT_BATCH.text),
-    });
-    this.insertOneStatement = this.statement({
-      name: INSERT_ONE.name,
-      text: this.outbox.statement(INSERT_ONE.text),
-    });
+    this.insertBatchStatement = this.insertStatement(INSERT_BATCH);
+    this.insertOneStatement = this.insertStatement(INSERT_ONE);
+  }
+
+  /** An insert with the outbox's writers (see CreatedPlantsOutbox), named unless pooled. */
+  private insertStatement({ name, text }: Statement): Statement {
+    return this.statement({ name, text: this.outbox.statement(text) });
   }
 
   /**
