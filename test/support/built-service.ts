@@ -3,8 +3,6 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { type Agent, request as httpRequest } from 'node:http';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loginEnvironment } from './login-environment.js';
@@ -31,8 +29,6 @@ const BUILDS = [
   },
 ];
 const STARTUP_LIMIT_MS = 60_000;
-/** How long `exited` waits, after the exit, for the rest of its output. */
-const OUTPUT_DRAIN_LIMIT_MS = 1_000;
 /** util-linux `script`, which runs a command on a pseudo-terminal; null where it is missing. */
 export const TERMINAL = ['/usr/bin/script', '/bin/script'].find(existsSync) ?? null;
 
@@ -105,17 +101,9 @@ export class ServiceProcess {
       if (!(options.forgetOutput && this.listens)) this.stdout += chunk.toString();
     });
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    // `close`, not `exit`: it comes once the pipes are read too, so the last lines are in.
     this.exited = new Promise((resolve) =>
-      this.child.once('exit', (code, signal) => {
-        // Its last lines may still be in the pipes when it exits: read them first, but do
-        // not wait for ever on a pipe a process it started may hold open.
-        const drained = [this.child.stdout!, this.child.stderr!].map((stream) =>
-          finished(stream).catch(() => undefined),
-        );
-        void Promise.race([Promise.all(drained), delay(OUTPUT_DRAIN_LIMIT_MS)]).then(() =>
-          resolve({ code, signal }),
-        );
-      }),
+      this.child.once('close', (code, signal) => resolve({ code, signal })),
     );
   }
 
