@@ -1,6 +1,8 @@
 // `npm run bench`: the built service against a hand-written Fastify + pg server (the
-// yardstick, bench/reference/), on a fresh database of the local PostgreSQL, in
-// alternating rounds. See bench/README.md for what it measures and how to read it.
+// yardstick, bench/reference/) and, with BENCH_FLOOR=1, against the design card's stack
+// doing no more than that server (bench/floor/), on a fresh database of the local
+// PostgreSQL, in alternating rounds. See bench/README.md for what it measures and how to
+// read it.
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -31,21 +33,23 @@ const settings = {
   profile: env.BENCH_PROFILE === '1',
   /** BENCH_SLOW_SUBSCRIBERS=N: N webhook subscriptions whose receivers answer after 2 s. */
   slowSubscribers: Number(env.BENCH_SLOW_SUBSCRIBERS ?? 0),
+  /** BENCH_FLOOR=1: the design card's floor (bench/floor/) as a second yardstick. */
+  floor: env.BENCH_FLOOR === '1',
 };
 /** How long a slow subscriber takes to answer a delivery. */
 const SLOW_RECEIVER_MS = 2_000;
-const PRODUCT_PORT = 3950;
-const REFERENCE_PORT = 3951;
+const PORTS = { product: 3950, reference: 3951, floor: 3952 };
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 
+const serverCount = settings.floor ? 3 : 2;
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
 /** Every server's JIT warm-up, once per operation. */
-const jitWarmupTotalSeconds = settings.operations.length * 2 * settings.jitWarmupSeconds;
+const jitWarmupTotalSeconds = settings.operations.length * serverCount * settings.jitWarmupSeconds;
 /** Everything, bounded: the rounds, the warm-ups, a minute for builds, starts and the database. */
 const timeLimitMs =
-  (scenarioCount * settings.rounds * 2 * runSeconds + jitWarmupTotalSeconds + 60) * 1000;
+  (scenarioCount * settings.rounds * serverCount * runSeconds + jitWarmupTotalSeconds + 60) * 1000;
 
 const database = `plant_store_bench_${randomBytes(4).toString('hex')}`;
 const databaseUrl = Object.assign(new URL(settings.adminUrl), { pathname: `/${database}` }).href;
@@ -60,7 +64,8 @@ function log(line) {
 
 // ---- servers -------------------------------------------------------------------------
 
-async function startServer(name, args, port) {
+async function startServer(name, args) {
+  const port = PORTS[name];
   const logFile = join(resultsDir, `${name}.log`);
   const output = openSync(logFile, 'a');
   const started = performance.now();
@@ -154,7 +159,7 @@ async function main() {
   await sql(settings.adminUrl, `CREATE DATABASE ${database}`);
   databaseCreated = true;
   log(`database ${database}; time limit ${Math.round(timeLimitMs / 1000)} s`);
-  log(`Node.js ${process.version} runs both servers`);
+  log(`Node.js ${process.version} runs every server`);
 
   const profileArgs = [
     '--cpu-prof',
@@ -165,15 +170,23 @@ async function main() {
   const [, ...startArgs] = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts[
     'start:prod'
   ].split(' ');
+  const nodeFlags = startArgs.slice(0, -1);
   const productArgs = [...(settings.profile ? profileArgs : []), ...startArgs];
   // The first start applies the migrations; the second is a start on a ready database.
-  const firstStart = await startServer('product', productArgs, PRODUCT_PORT);
+  const firstStart = await startServer('product', productArgs);
   await stopServer(firstStart);
-  const product = await startServer('product', productArgs, PRODUCT_PORT);
-  const reference = await startServer('reference', ['bench/reference/server.mjs'], REFERENCE_PORT);
+  const product = await startServer('product', productArgs);
+  const yardsticks = [await startServer('reference', ['bench/reference/server.mjs'])];
+  if (settings.floor) {
+    // The floor runs with the product's Node flags: they are a deployment choice, not code.
+    yardsticks.push(await startServer('floor', [...nodeFlags, 'dist/bench/floor/floor.js']));
+  }
+  const servers = [product, ...yardsticks];
   log(
     `start to ready: product ${firstStart.startToReadyMs.toFixed(0)} ms with migrations, ` +
-      `${product.startToReadyMs.toFixed(0)} ms after; reference ${reference.startToReadyMs.toFixed(0)} ms`,
+      servers
+        .map(({ name, startToReadyMs }) => `${name} ${startToReadyMs.toFixed(0)} ms`)
+        .join(', '),
   );
   const token = await createToken();
   await subscribeSlowReceivers(settings.slowSubscribers);
@@ -183,19 +196,20 @@ async function main() {
   for (const operation of settings.operations) {
     const missing = operation === 'GET' && !(await routeExists(product, token));
     if (!missing) {
-      for (const target of [product, reference]) {
+      for (const target of servers) {
         await warmUpJit({ target, operation, token, settings });
       }
     }
     for (const connections of settings.connections) {
-      const scenario = { operation, connections, product: [], reference: [] };
+      const scenario = { operation, connections, rounds: {} };
+      for (const { name } of servers) scenario.rounds[name] = [];
       scenarios.push(scenario);
       if (missing) {
         scenario.skipped = 'route missing';
         continue;
       }
       for (let round = 1; round <= settings.rounds; round++) {
-        for (const server of [product, reference]) {
+        for (const server of servers) {
           const figures = await measure({
             target: server,
             operation,
@@ -206,7 +220,7 @@ async function main() {
             monitor,
             database,
           });
-          scenario[server.name].push(figures);
+          scenario.rounds[server.name].push(figures);
           log(
             `${operation} c=${connections} round ${round} ${server.name}: ` +
               `${figures.requestsPerSecond.toFixed(0)} req/s, p99 ${figures.p99Ms.toFixed(1)} ms, ` +
@@ -223,29 +237,36 @@ async function main() {
     settings: { ...settings, adminUrl: undefined },
     startToReadyMs: {
       productWithMigrations: firstStart.startToReadyMs,
-      product: product.startToReadyMs,
-      reference: reference.startToReadyMs,
+      ...Object.fromEntries(servers.map(({ name, startToReadyMs }) => [name, startToReadyMs])),
     },
-    scenarios: scenarios.map(({ product: a, reference: b, ...scenario }) => {
+    scenarios: scenarios.map((scenario) => {
       if (scenario.skipped) return scenario;
-      const summary = { product: summarize(a), reference: summarize(b) };
+      const summary = Object.fromEntries(
+        servers.map(({ name }) => [name, summarize(scenario.rounds[name])]),
+      );
       return {
         ...scenario,
-        ...summary,
-        ratio: {
-          requestsPerSecond:
-            summary.product.requestsPerSecond / summary.reference.requestsPerSecond,
-          p99: summary.product.p99Ms / summary.reference.p99Ms,
-        },
-        rounds: { product: a, reference: b },
+        summary,
+        /** The product's figures over each yardstick's. */
+        ratio: Object.fromEntries(
+          yardsticks.map(({ name }) => [name, ratioOf(summary.product, summary[name])]),
+        ),
       };
     }),
   };
-  await stopServer(product);
-  await stopServer(reference);
+  await Promise.all(servers.map(stopServer));
   await writeFile(join(resultsDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(table(report));
   log(`written to ${join('bench', 'results', 'latest.json')}`);
+}
+
+function ratioOf(product, yardstick) {
+  return {
+    requestsPerSecond: product.requestsPerSecond / yardstick.requestsPerSecond,
+    p50: product.p50Ms / yardstick.p50Ms,
+    p99: product.p99Ms / yardstick.p99Ms,
+    serverCpuPerRequest: product.serverCpuUsPerRequest / yardstick.serverCpuUsPerRequest,
+  };
 }
 
 function table({ scenarios, startToReadyMs }) {
@@ -268,8 +289,7 @@ function table({ scenarios, startToReadyMs }) {
       rows.push([name, `skipped: ${scenario.skipped}`]);
       continue;
     }
-    for (const server of ['product', 'reference']) {
-      const s = scenario[server];
+    for (const [server, s] of Object.entries(scenario.summary)) {
       rows.push([
         name,
         server,
@@ -283,14 +303,17 @@ function table({ scenarios, startToReadyMs }) {
         String(s.non2xx + s.errors),
       ]);
     }
-    const { ratio } = scenario;
-    rows.push([
-      name,
-      'product/ref',
-      `${ratio.requestsPerSecond.toFixed(2)}x`,
-      '',
-      `${ratio.p99.toFixed(2)}x`,
-    ]);
+    for (const [yardstick, ratio] of Object.entries(scenario.ratio)) {
+      rows.push([
+        name,
+        `product/${yardstick === 'reference' ? 'ref' : yardstick}`,
+        `${ratio.requestsPerSecond.toFixed(2)}x`,
+        `${ratio.p50.toFixed(2)}x`,
+        `${ratio.p99.toFixed(2)}x`,
+        '',
+        `${ratio.serverCpuPerRequest.toFixed(2)}x`,
+      ]);
+    }
   }
   const ready = Object.entries(startToReadyMs)
     .map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`)
