@@ -39,6 +39,12 @@ const settings = {
 /** How long a slow subscriber takes to answer a delivery. */
 const SLOW_RECEIVER_MS = 2_000;
 const PORTS = { product: 3950, reference: 3951, floor: 3952 };
+/** Whose figures are divided by whose in the table, when both servers ran. */
+const COMPARISONS = [
+  ['product', 'reference'],
+  ['product', 'floor'],
+  ['floor', 'reference'],
+];
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 
@@ -247,9 +253,11 @@ async function main() {
       return {
         ...scenario,
         summary,
-        /** The product's figures over each yardstick's. */
         ratio: Object.fromEntries(
-          yardsticks.map(({ name }) => [name, ratioOf(summary.product, summary[name])]),
+          COMPARISONS.filter(([a, b]) => summary[a] && summary[b]).map(([a, b]) => [
+            `${shortName(a)}/${shortName(b)}`,
+            ratioOf(summary[a], summary[b]),
+          ]),
         ),
       };
     }),
@@ -260,12 +268,16 @@ async function main() {
   log(`written to ${join('bench', 'results', 'latest.json')}`);
 }
 
-function ratioOf(product, yardstick) {
+function shortName(server) {
+  return server === 'reference' ? 'ref' : server;
+}
+
+function ratioOf(server, yardstick) {
   return {
-    requestsPerSecond: product.requestsPerSecond / yardstick.requestsPerSecond,
-    p50: product.p50Ms / yardstick.p50Ms,
-    p99: product.p99Ms / yardstick.p99Ms,
-    serverCpuPerRequest: product.serverCpuUsPerRequest / yardstick.serverCpuUsPerRequest,
+    requestsPerSecond: server.requestsPerSecond / yardstick.requestsPerSecond,
+    p50: server.p50Ms / yardstick.p50Ms,
+    p99: server.p99Ms / yardstick.p99Ms,
+    serverCpuPerRequest: server.serverCpuUsPerRequest / yardstick.serverCpuUsPerRequest,
   };
 }
 
@@ -303,10 +315,10 @@ function table({ scenarios, startToReadyMs }) {
         String(s.non2xx + s.errors),
       ]);
     }
-    for (const [yardstick, ratio] of Object.entries(scenario.ratio)) {
+    for (const [comparison, ratio] of Object.entries(scenario.ratio)) {
       rows.push([
         name,
-        `product/${yardstick === 'reference' ? 'ref' : yardstick}`,
+        comparison,
         `${ratio.requestsPerSecond.toFixed(2)}x`,
         `${ratio.p50.toFixed(2)}x`,
         `${ratio.p99.toFixed(2)}x`,
