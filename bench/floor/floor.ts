@@ -80,6 +80,8 @@ class NewPlantDto {
 }
 
 type PlantBody = { name: string; tag?: string };
+/** A read answers the id too, as the reference does; as a string, since TypeORM reads a bigint as one. */
+type StoredPlant = PlantBody & { id: string };
 
 @Injectable()
 class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
@@ -126,7 +128,7 @@ class PlantsService {
     return tag === undefined ? { name } : { name, tag };
   }
 
-  async find(id: string): Promise<PlantBody & { id: string }> {
+  async find(id: string): Promise<StoredPlant> {
     const stored = await this.plants.findOneBy({ id });
     if (!stored) throw new NotFoundException();
     return stored.tag === null
@@ -147,7 +149,7 @@ class PlantsController {
   }
 
   @Get(':id')
-  find(@Param('id') id: string): Promise<PlantBody> {
+  find(@Param('id') id: string): Promise<StoredPlant> {
     return this.plants.find(id);
   }
 }
