@@ -80,7 +80,7 @@ class NewPlantDto {
 }
 
 type PlantBody = { name: string; tag?: string };
-/** A read answers the id too, as the reference does; as a string, since TypeORM reads a bigint as one. */
+/** A read answers the id too, as the reference does (a string: TypeORM reads bigint so). */
 type StoredPlant = PlantBody & { id: string };
 
 @Injectable()
