@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # Build stage: compile TypeScript with the dev dependencies, then keep production ones only.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -7,7 +6,12 @@ RUN npm ci --ignore-scripts --omit=optional
 COPY tsconfig.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
-RUN npm run build && npm prune --omit=dev --omit=optional
+# Then what only a compiler or an editor reads (type declarations, source maps, docs) and
+# TypeORM's browser build: about two thirds of the production dependencies' size.
+RUN npm run build && npm prune --omit=dev --omit=optional \
+ && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \
+      -o -name '*.map' -o -name '*.md' -o -name '*.markdown' \) -delete \
+ && rm -rf node_modules/typeorm/browser
 
 # Runtime stage: the compiled service on a slim image, as the unprivileged `node` user.
 FROM node:24-bookworm-slim

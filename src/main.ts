@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -7,6 +8,15 @@ import { initApp } from './app.setup.js';
 import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
 import { closeOnSignals } from './shutdown/shutdown-signals.js';
+
+/**
+ * The address the server is bound to, as it is: `app.getUrl()` turns 0.0.0.0 into
+ * 127.0.0.1, which hides that every interface is served.
+ */
+function listeningUrl(app: NestFastifyApplication): string {
+  const { address, family, port } = app.getHttpServer().address() as AddressInfo;
+  return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+}
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
@@ -25,7 +35,7 @@ async function bootstrap(): Promise<void> {
   await initApp(app);
   closeOnSignals(app);
   await app.listen({ port: config.port, host: config.host });
-  new Logger('Http').log(`listening on ${await app.getUrl()}`);
+  new Logger('Http').log(`listening on ${listeningUrl(app)}`);
 }
 
 await bootstrap();

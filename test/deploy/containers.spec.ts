@@ -96,10 +96,11 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('publishes only the balancer, on the port the API listens on', () => {
+  it('publishes only the balancer, on the port the API listens on unless PLANT_STORE_PORT names another', () => {
     const published = Object.entries(compose.services).filter(([, service]) => service.ports);
     expect(published.map(([name]) => name)).toEqual(['balancer']);
-    expect(balancer.ports).toEqual([`${api.environment!.PORT}:${api.environment!.PORT}`]);
+    const port = api.environment!.PORT;
+    expect(balancer.ports).toEqual([`\${PLANT_STORE_PORT:-${port}}:${port}`]);
     expect(api.expose).toEqual([String(api.environment!.PORT)]);
   });
 
@@ -156,6 +157,12 @@ describe('deploy/pgbouncer: the connection pooler of docker-compose.yml', () => 
 });
 
 describe('Dockerfile', () => {
+  // A `# syntax=` directive makes BuildKit pull a frontend image first, which a host
+  // without access to that registry cannot do.
+  it("builds with the engine's own Dockerfile frontend", () => {
+    expect(readFileSync('Dockerfile', 'utf8')).not.toMatch(/^#\s*syntax\s*=/im);
+  });
+
   it('builds in one stage and runs in another', () => {
     expect(instruction('FROM')).toHaveLength(2);
     expect(instruction('FROM')[0].args).toMatch(/ AS build$/);

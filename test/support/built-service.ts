@@ -148,7 +148,7 @@ export class ServiceProcess {
    */
   private async listeningUrl(): Promise<string | undefined> {
     const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
-    if (match) return match[1].replace('localhost', '127.0.0.1');
+    if (match) return match[1].replace(/localhost|0\.0\.0\.0|\[::\]/, '127.0.0.1');
     if (this.chosenPort !== 0 && (await acceptsConnections(this.chosenPort)))
       return `http://127.0.0.1:${this.chosenPort}`;
     return undefined;

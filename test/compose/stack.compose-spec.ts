@@ -1,0 +1,462 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stripVTControlCharacters } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/database/data-source.js';
+import { send } from '../support/built-service.js';
+import { Webhook } from 'standardwebhooks';
+import { ComposeStack, type ContainerState } from '../support/compose-stack.js';
+
+const REPLICAS = 3;
+/** docker-compose.yml's RATE_LIMIT_PER_MINUTE. */
+const RATE_LIMIT_PER_MINUTE = 600;
+/** How soon a revocation reaches every replica (docs/operations.md). */
+const REVOCATION_LIMIT_MS = 1_000;
+/** The steady load's pace, under the rate limit for the minute a step lasts. */
+const LOAD_PER_SECOND = 40;
+/** The image's growth over its base, kept small: production dependencies only. */
+const IMAGE_GROWTH_LIMIT_MB = 60;
+const READY_LIMIT = { timeout: 120_000, interval: 500 };
+const README_PLANT_ID = '9223372036854775807';
+
+/** The installed paths (`node_modules/…`) that only the dev dependencies need. */
+const devOnlyPackages = Object.entries(
+  (
+    JSON.parse(readFileSync('package-lock.json', 'utf8')) as {
+      packages: Record<string, { dev?: boolean }>;
+    }
+  ).packages,
+)
+  .filter(([path, { dev }]) => dev && path.startsWith('node_modules/'))
+  .map(([path]) => path);
+
+/**
+ * The README's container section: its shell lines, comments dropped, and its text. The
+ * test runs these lines as written, so the README holds the commands as tested.
+ */
+const readmeContainers = (() => {
+  const readme = readFileSync('README.md', 'utf8');
+  const section = /^## Containers\n([\s\S]*?)^## /m.exec(readme)![1];
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map(([, block]) => block);
+  return { section, blocks };
+})();
+
+/** `command`, once the README's container section has it as a line of its own. */
+function readmeLine(command: string): string {
+  const lines = readmeContainers.blocks.flatMap((block) =>
+    block.split('\n').map((line) => line.replace(/\s+#.*$/, '')),
+  );
+  if (!lines.includes(command))
+    throw new Error(`the README's container section has no line "${command}"`);
+  return command;
+}
+
+/** The README's shell block that holds `text`. */
+function readmeBlock(text: string): string {
+  const block = readmeContainers.blocks.find((candidate) => candidate.includes(text));
+  if (!block) throw new Error(`the README's container section has no block with "${text}"`);
+  return block;
+}
+
+interface Sent {
+  id: number;
+  /** performance.now() when it was sent. */
+  sentAt: number;
+  /** Its status, or the error that ended it. */
+  outcome: string;
+}
+
+let stack: ComposeStack;
+const receiverName = () => `${stack.project}-receiver`;
+
+beforeAll(async () => {
+  stack = await ComposeStack.create();
+  // The README's way to let the api deliver to a receiver inside the compose network.
+  stack.set('WEBHOOK_ALLOWED_HOSTS', receiverName());
+});
+afterAll(async () => {
+  await stack?.destroy();
+});
+
+/** `docker compose …` as the README's container section writes it, run in bash. */
+async function runReadmeLine(command: string): Promise<string> {
+  const { code, stdout, stderr } = await stack.shell(readmeLine(command));
+  if (code !== 0) throw new Error(`${command} exited ${code}:\n${stderr}`);
+  return stdout;
+}
+
+/** A token, issued through `docker compose run` with the token CLI. */
+async function issueToken(name: string, scopes = 'plants:read,plants:write'): Promise<string> {
+  const output = await stack.compose([
+    'run',
+    '--rm',
+    'migrate',
+    'node',
+    'dist/src/auth/cli/token.cli.js',
+    'create',
+    '--name',
+    name,
+    '--scopes',
+    scopes,
+    '--replace',
+  ]);
+  return output.trim();
+}
+
+/** `POST /plants` through the balancer; `body` defaults to plant `id`. */
+function create(token: string, body: string | number) {
+  return send(`${stack.baseUrl}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: typeof body === 'number' ? JSON.stringify({ id: body, name: `plant ${body}` }) : body,
+  });
+}
+
+/** Creates from `firstId` on, LOAD_PER_SECOND through the balancer, while `action` runs. */
+async function underSteadyLoad(
+  token: string,
+  firstId: number,
+  action: () => Promise<void>,
+): Promise<Sent[]> {
+  let done = false;
+  const acting = action().finally(() => (done = true));
+  const sending: Promise<Sent>[] = [];
+  for (let id = firstId; !done; id++) {
+    const sentAt = performance.now();
+    sending.push(
+      create(token, id).then(
+        ({ status }) => ({ id, sentAt, outcome: String(status) }),
+        (error: Error) => ({ id, sentAt, outcome: error.message }),
+      ),
+    );
+    await sleep(1_000 / LOAD_PER_SECOND);
+  }
+  await acting;
+  return Promise.all(sending);
+}
+
+/** Every create answered 200 is stored, with its content. */
+async function expectStored(sent: Sent[]) {
+  const acknowledged = sent.filter(({ outcome }) => outcome === '200');
+  const rows = await stack.query(
+    `SELECT id, name FROM plants WHERE id IN (${acknowledged.map(({ id }) => id).join(',')})`,
+  );
+  const stored = new Map(rows.map((row) => row.split('|')).map(([id, name]) => [Number(id), name]));
+  expect(acknowledged.filter(({ id }) => stored.get(id) !== `plant ${id}`)).toEqual([]);
+}
+
+const byService = (containers: ContainerState[], service: string) =>
+  containers.filter((container) => container.service === service);
+
+describe('the compose stack, run as its users run it', () => {
+  let readmeToken: string;
+
+  it('1. builds an image that runs as a non-root user with no dev dependency', async () => {
+    await stack.compose(['build']);
+    const [image] = JSON.parse(await stack.docker(['image', 'inspect', stack.images[0]])) as {
+      Size: number;
+      Config: { User: string };
+    }[];
+    expect(image.Config.User).toBe('node');
+    const [base] = JSON.parse(
+      await stack.docker(['image', 'inspect', 'node:24-bookworm-slim']),
+    ) as {
+      Size: number;
+    }[];
+    const growthMb = (image.Size - base.Size) / 1e6;
+    console.log(
+      `image ${stack.images[0]}: ${(image.Size / 1e6).toFixed(0)} MB, ` +
+        `${growthMb.toFixed(1)} MB over node:24-bookworm-slim`,
+    );
+    expect(growthMb).toBeLessThan(IMAGE_GROWTH_LIMIT_MB);
+    const present = await stack.docker([
+      'run',
+      '--rm',
+      '--entrypoint',
+      'node',
+      stack.images[0],
+      '-e',
+      `const { existsSync } = require('node:fs');
+       console.log(JSON.stringify(${JSON.stringify(devOnlyPackages)}.filter(existsSync)))`,
+    ]);
+    expect(JSON.parse(present)).toEqual([]);
+  });
+
+  it('2. comes up from nothing: healthy dependencies, the migrations once, a healthy api behind the balancer', async () => {
+    const started = performance.now();
+    await runReadmeLine('docker compose up -d');
+    await expect
+      .poll(async () => {
+        const { status } = await send(`${stack.baseUrl}/health/ready`).catch(() => ({
+          status: 0,
+        }));
+        return status;
+      }, READY_LIMIT)
+      .toBe(200);
+    console.log(
+      `up to ready through the balancer: ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+    const containers = await stack.containers();
+    // The api's health check is the image's HEALTHCHECK: the compose file gives it none.
+    for (const service of ['db', 'pgbouncer', 'redis', 'api'])
+      expect(byService(containers, service).map(({ health }) => health)).toEqual(['healthy']);
+    expect(byService(containers, 'migrate')).toMatchObject([
+      { status: 'exited', exitCode: 0, health: null },
+    ]);
+    expect(await stack.query('SELECT name FROM migrations ORDER BY name')).toEqual(
+      MIGRATIONS.map(({ name }) => name).sort(),
+    );
+    expect(await stack.compose(['logs', '--no-color', 'migrate'])).toMatch(
+      new RegExp(`applied ${MIGRATIONS.length} migration\\(s\\)`),
+    );
+    // The address it is bound to, every interface, not the one a browser would use.
+    expect(await stack.compose(['logs', '--no-color', 'api'])).toContain(
+      '"listening on http://0.0.0.0:3000"',
+    );
+  });
+
+  it("3. serves the README's container section as written, twice: a token through docker compose run, then its create", async () => {
+    const block = readmeBlock('token.cli.js create');
+    const script = `${block.replaceAll('localhost:3000', `localhost:${stack.port}`)}
+printf '\\nTOKEN=%s\\n' "$TOKEN"`;
+    // Twice, as a user repeats it: the second token replaces the first.
+    for (let run = 1; run <= 2; run++) {
+      const { code, stdout, stderr } = await stack.shell(script);
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/^HTTP\/1\.1 200 OK/);
+      expect(stdout).toContain('{"name":"Monstera","tag":"tropical"}');
+      readmeToken = /^TOKEN=(pst_\S+)$/m.exec(stdout)![1];
+    }
+    const read = await send(`${stack.baseUrl}/plants/${README_PLANT_ID}`, {
+      headers: { authorization: `Bearer ${readmeToken}` },
+    });
+    expect(read.status).toBe(200);
+    expect(read.body).toContain(`"id":${README_PLANT_ID}`);
+  });
+
+  describe(`4. scaled to ${REPLICAS} replicas`, () => {
+    it('starts them, while a second up applies no migration', async () => {
+      await runReadmeLine(`docker compose up -d --scale api=${REPLICAS}`);
+      await expect
+        .poll(
+          async () => byService(await stack.containers('api'), 'api').map(({ health }) => health),
+          READY_LIMIT,
+        )
+        .toEqual(Array.from({ length: REPLICAS }, () => 'healthy'));
+      expect(await stack.compose(['logs', '--no-color', 'migrate'])).toMatch(
+        /applied 0 migration\(s\)/,
+      );
+    });
+
+    it('spreads requests over every replica, as their logs show', async () => {
+      const token = await issueToken('spread');
+      const statuses = await Promise.all(
+        Array.from({ length: 10 * REPLICAS }, () =>
+          send(`${stack.baseUrl}/plants?limit=1`, {
+            headers: { authorization: `Bearer ${token}` },
+          }).then(({ status }) => status),
+        ),
+      );
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      const logs = await runReadmeLine('docker compose logs api');
+      const servedBy = new Set(
+        stripVTControlCharacters(logs)
+          .split('\n')
+          .filter((line) => line.includes('"path":"/plants"') && line.includes('"method":"GET"'))
+          .map((line) => line.split('|', 1)[0].trim()),
+      );
+      expect(servedBy.size).toBe(REPLICAS);
+    });
+
+    it(`allows a token ${RATE_LIMIT_PER_MINUTE} creates a minute across all replicas (Redis)`, async () => {
+      const token = await issueToken('limited');
+      const firstId = 1_000_000;
+      const ids = Array.from({ length: REPLICAS * RATE_LIMIT_PER_MINUTE }, (_, i) => firstId + i);
+      const statuses: number[] = [];
+      for (let i = 0; i < ids.length; i += 50) {
+        const batch = ids.slice(i, i + 50).map((id) => create(token, id));
+        statuses.push(...(await Promise.all(batch)).map(({ status }) => status));
+      }
+      expect(statuses.filter((status) => status === 200)).toHaveLength(RATE_LIMIT_PER_MINUTE);
+      expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+      expect(
+        await stack.query(
+          `SELECT count(*) FROM plants WHERE id >= ${firstId} AND id < ${firstId + ids.length}`,
+        ),
+      ).toEqual([String(RATE_LIMIT_PER_MINUTE)]);
+    });
+
+    it('refuses a token revoked through docker compose run on every replica within a second', async () => {
+      const token = await issueToken('revoked', 'plants:read');
+      const replicas = await stack.containers('api');
+      // In each replica, a client that reads with the token (so the replica caches it) and
+      // then every 100 ms, until it is refused.
+      const watchers = replicas.map(({ id }) => {
+        const child = stack.spawnDocker([
+          'exec',
+          '-e',
+          `TOKEN=${token}`,
+          id,
+          'node',
+          '--input-type=module',
+          '-e',
+          `const read = () => fetch('http://127.0.0.1:3000/plants?limit=1',
+             { headers: { authorization: 'Bearer ' + process.env.TOKEN } }).then((r) => r.status);
+           console.log('first', await read());
+           for (let status = 200; status === 200; ) {
+             await new Promise((resolve) => setTimeout(resolve, 100));
+             status = await read();
+             if (status !== 200) console.log('then', status, Date.now());
+           }`,
+        ]);
+        let output = '';
+        child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+        return { output: () => output, exited };
+      });
+      await expect
+        .poll(() => watchers.map(({ output }) => output().split('\n')[0]), READY_LIMIT)
+        .toEqual(watchers.map(() => 'first 200'));
+      await stack.compose([
+        'run',
+        '--rm',
+        'migrate',
+        'node',
+        'dist/src/auth/cli/token.cli.js',
+        'revoke',
+        'revoked',
+      ]);
+      const revokedBy = Date.now();
+      await Promise.all(watchers.map(({ exited }) => exited));
+      for (const { output } of watchers) {
+        const [, status, at] = /^then (\d+) (\d+)$/m.exec(output())!;
+        expect(status).toBe('401');
+        expect(Number(at) - revokedBy).toBeLessThan(REVOCATION_LIMIT_MS);
+      }
+    });
+  });
+
+  it('5. drains a stopped replica under a steady load of creates: every request answered 200', async () => {
+    const token = await issueToken('drain');
+    const [replica] = await stack.containers('api');
+    let drainSeconds = 0;
+    const sent = await underSteadyLoad(token, 2_000_000, async () => {
+      await sleep(1_000);
+      const stopping = performance.now();
+      await stack.docker(['stop', replica.id]);
+      drainSeconds = (performance.now() - stopping) / 1000;
+      await sleep(1_000);
+    });
+    console.log(`a replica's stop (readiness delay and drain): ${drainSeconds.toFixed(1)} s`);
+    expect(sent.filter(({ outcome }) => outcome !== '200')).toEqual([]);
+    expect(sent.length).toBeGreaterThan(LOAD_PER_SECOND * 5);
+    await expectStored(sent);
+    const [stopped] = (await stack.containers('api')).filter(({ id }) => id === replica.id);
+    expect(stopped).toMatchObject({ status: 'exited', exitCode: 0 });
+  });
+
+  it('6. takes a killed replica out of rotation under load; every acknowledged create is stored', async () => {
+    await stack.compose(['up', '-d', '--scale', `api=${REPLICAS}`]);
+    await expect
+      .poll(async () => (await stack.containers('api')).map(({ health }) => health), READY_LIMIT)
+      .toEqual(Array.from({ length: REPLICAS }, () => 'healthy'));
+    const token = await issueToken('kill');
+    const [replica] = await stack.containers('api');
+    let killedAt = 0;
+    const sent = await underSteadyLoad(token, 3_000_000, async () => {
+      await sleep(1_000);
+      await stack.docker(['kill', replica.id]);
+      killedAt = performance.now();
+      await sleep(6_000);
+    });
+    // HAProxy checks every second and takes a server out after two failed checks.
+    const afterwards = sent.filter(({ sentAt }) => sentAt > killedAt + 3_000);
+    expect(afterwards.length).toBeGreaterThan(LOAD_PER_SECOND * 2);
+    expect(afterwards.filter(({ outcome }) => outcome !== '200')).toEqual([]);
+    await expectStored(sent);
+  });
+
+  it('7. delivers a new plant, signed and with its exact id, to a receiver in a container of the stack', async () => {
+    // The receiver, started first as a subscriber does (the API resolves its host when it
+    // is subscribed): the api image's Node.js, printing each delivery as a JSON line.
+    await stack.compose([
+      'run',
+      '-d',
+      '--name',
+      receiverName(),
+      'migrate',
+      'node',
+      '-e',
+      `require('node:http').createServer((request, response) => {
+         let body = '';
+         request.setEncoding('utf8');
+         request.on('data', (chunk) => (body += chunk));
+         request.on('end', () => {
+           console.log(JSON.stringify({ headers: request.headers, body }));
+           response.writeHead(200).end();
+         });
+       }).listen(4000)`,
+    ]);
+    const hooksToken = await issueToken('hooks', 'webhooks:manage');
+    const subscribed = await send(`${stack.baseUrl}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hooksToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://${receiverName()}:4000/plant/webhook` }),
+    });
+    expect(subscribed.status, subscribed.body).toBe(201);
+    const { secret } = JSON.parse(subscribed.body) as { secret: string };
+    const id = '9007199254740993';
+    const created = await create(readmeToken, `{"id": ${id}, "name": "Pilea"}`);
+    expect(created.status).toBe(200);
+    const deliveries = async () =>
+      (await stack.docker(['logs', receiverName()]))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { headers: Record<string, string>; body: string });
+    await expect
+      .poll(async () => (await deliveries()).length, { timeout: 30_000, interval: 250 })
+      .toBeGreaterThan(0);
+    const [delivery] = await deliveries();
+    expect(delivery.body).toBe(`{"id":${id},"name":"Pilea"}`);
+    expect(() => new Webhook(secret).verify(delivery.body, delivery.headers)).not.toThrow();
+    await stack.docker(['rm', '--force', receiverName()]);
+  });
+
+  it('8. stops every service with exit code 0, pgbouncer included', async () => {
+    await runReadmeLine('docker compose stop');
+    const running = (await stack.containers()).filter(({ status }) => status !== 'exited');
+    expect(running).toEqual([]);
+    const exits = (await stack.containers())
+      // The replica killed in step 6 is the one exit that is not the stop's.
+      .filter(({ exitCode }) => exitCode !== 137)
+      .map(({ service, exitCode }) => ({ service, exitCode }));
+    expect(exits).toEqual(exits.map(({ service }) => ({ service, exitCode: 0 })));
+    expect(exits.map(({ service }) => service)).toEqual(
+      expect.arrayContaining(['db', 'pgbouncer', 'redis', 'migrate', 'api', 'balancer']),
+    );
+  });
+
+  it('9. keeps plants and tokens across down and up; down -v leaves nothing of the project', async () => {
+    await runReadmeLine('docker compose down');
+    await runReadmeLine('docker compose up -d');
+    await expect
+      .poll(
+        () =>
+          send(`${stack.baseUrl}/plants/${README_PLANT_ID}`, {
+            headers: { authorization: `Bearer ${readmeToken}` },
+          }).then(
+            ({ status, body }) => `${status} ${body}`,
+            () => 'no answer',
+          ),
+        READY_LIMIT,
+      )
+      .toContain(`200 {"id":${README_PLANT_ID}`);
+    await runReadmeLine('docker compose down -v');
+    expect(await stack.leftovers()).toEqual([]);
+  });
+
+  it("10. the README's container section names the port setting and the receiver setting", () => {
+    expect(readmeContainers.section).toContain('PLANT_STORE_PORT=');
+    expect(readmeContainers.section).toContain('WEBHOOK_ALLOWED_HOSTS=');
+  });
+});
