@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/database/data-source.js';
 import { send } from '../support/built-service.js';
 import { Webhook } from 'standardwebhooks';
@@ -73,6 +73,11 @@ beforeAll(async () => {
   stack = await ComposeStack.create();
   // The README's way to let the api deliver to a receiver inside the compose network.
   stack.set('WEBHOOK_ALLOWED_HOSTS', receiverName());
+});
+afterEach(async ({ task }) => {
+  // What the services said, for a failure that happened inside them.
+  if (task.result?.state === 'fail')
+    console.log(await stack.compose(['logs', '--no-color', '--tail', '100']).catch(String));
 });
 afterAll(async () => {
   await stack?.destroy();
