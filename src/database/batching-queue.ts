@@ -1,3 +1,5 @@
+import { DatabaseUnavailableError } from './database-errors.js';
+
 export interface BatchingOptions {
   /** Statements in flight at once; further items wait and go out together. */
   concurrency: number;
@@ -9,12 +11,21 @@ export interface BatchingOptions {
    * until every item has its own outcome or error. Unset: the error settles the batch.
    */
   isItemError?(error: unknown): boolean;
+  /**
+   * How long an item may wait for its outcome, from its submission: then it is rejected
+   * with DatabaseUnavailableError (a 503), and dropped if it was not sent yet. Without it,
+   * an item behind a statement that hangs waits for that statement's time-out and then
+   * for its own.
+   */
+  deadlineMs: number;
 }
 
 interface Waiting<Item, Outcome> {
   item: Item;
   resolve(outcome: Outcome): void;
   reject(error: unknown): void;
+  /** Rejected at its deadline: not worth sending any more. */
+  expired: boolean;
 }
 
 /**
@@ -41,13 +52,38 @@ export class BatchingQueue<Item, Outcome> {
 
   submit(item: Item): Promise<Outcome> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      // One timer per item is cheap: Node keeps the timers of one duration in one list.
+      const deadline = setTimeout(() => {
+        waiting.expired = true;
+        reject(
+          new DatabaseUnavailableError(
+            `no answer from the database within ${this.options.deadlineMs} ms`,
+          ),
+        );
+      }, this.options.deadlineMs);
+      const waiting: Waiting<Item, Outcome> = {
+        item,
+        resolve: (outcome) => {
+          clearTimeout(deadline);
+          resolve(outcome);
+        },
+        reject: (error) => {
+          clearTimeout(deadline);
+          reject(error);
+        },
+        expired: false,
+      };
+      this.waiting.push(waiting);
       if (this.inFlight < this.options.concurrency) this.flush();
     });
   }
 
   private flush(): void {
-    const batch = this.waiting.splice(0, this.options.maxBatch);
+    const batch = this.waiting.splice(0, this.options.maxBatch).filter(({ expired }) => !expired);
+    if (batch.length === 0) {
+      if (this.waiting.length > 0) this.flush();
+      return;
+    }
     this.inFlight++;
     void this.settle(batch).finally(() => {
       this.inFlight--;

@@ -32,6 +32,16 @@ export type DatabaseLimits = Pick<
 >;
 
 /**
+ * The longest a request waits for the database before its 503: a free connection, then
+ * its statement, and the client's margin beyond it.
+ */
+export function databaseAnswerLimitMs(limits: DatabaseLimits): number {
+  return (
+    limits.databaseConnectTimeoutMs + limits.databaseStatementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS
+  );
+}
+
+/**
  * The one definition of how the service talks to PostgreSQL. The limits (AppConfig's
  * DATABASE_* settings) make a stuck database cost a request seconds, not forever.
  */

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { BatchingQueue } from '../database/batching-queue.js';
+import { databaseAnswerLimitMs } from '../database/data-source.js';
 import { isDataException } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { CreatedPlantsOutbox } from './created-plants-outbox.js';
@@ -81,14 +82,8 @@ export class PlantsRepository implements OnApplicationBootstrap {
   private insertOneStatement!: Statement;
   private readonly findByIdsStatement: Statement;
   private readonly findByIdStatement: Statement;
-  private readonly inserts = new BatchingQueue<Plant, boolean>(
-    (plants) => this.insertBatch(plants),
-    { concurrency: CONCURRENCY, maxBatch: MAX_BATCH, isItemError: isDataException },
-  );
-  private readonly reads = new BatchingQueue<bigint, Plant | null>((ids) => this.findBatch(ids), {
-    concurrency: CONCURRENCY,
-    maxBatch: MAX_BATCH,
-  });
+  private readonly inserts: BatchingQueue<Plant, boolean>;
+  private readonly reads: BatchingQueue<bigint, Plant | null>;
 
   constructor(
     @InjectRepository(Plant) private readonly plants: Repository<Plant>,
@@ -101,6 +96,17 @@ export class PlantsRepository implements OnApplicationBootstrap {
     this.prepared = !config.throughTransactionPooler;
     this.findByIdsStatement = this.statement(FIND_BY_IDS);
     this.findByIdStatement = this.statement(FIND_BY_ID);
+    // A request waits for the database no longer in a batch than on its own.
+    const batching = {
+      concurrency: CONCURRENCY,
+      maxBatch: MAX_BATCH,
+      deadlineMs: databaseAnswerLimitMs(config),
+    };
+    this.inserts = new BatchingQueue((plants) => this.insertBatch(plants), {
+      ...batching,
+      isItemError: isDataException,
+    });
+    this.reads = new BatchingQueue((ids) => this.findBatch(ids), batching);
   }
 
   /** Behind a transaction pooler, the statement unnamed (see the constructor). */

@@ -17,6 +17,16 @@ const LOAD_PER_SECOND = 40;
 /** The image's growth over its base, kept small: production dependencies only. */
 const IMAGE_GROWTH_LIMIT_MB = 60;
 const READY_LIMIT = { timeout: 120_000, interval: 500 };
+/**
+ * A request's bound while PgBouncer or PostgreSQL hangs: DATABASE_CONNECT_TIMEOUT_MS (3 s)
+ * for a connection, DATABASE_STATEMENT_TIMEOUT_MS (5 s) and the client's 1 s beyond it
+ * for the statement (docs/operations.md), plus a second for the machine.
+ */
+const FROZEN_REQUEST_LIMIT_MS = 10_000;
+/** How long a dependency stays frozen: longer than a request's bound. */
+const FROZEN_MS = 11_000;
+/** Slower than LOAD_PER_SECOND: a frozen dependency's step lasts longer, with one token. */
+const FROZEN_LOAD_PER_SECOND = 20;
 const README_PLANT_ID = '9223372036854775807';
 
 /** The installed paths (`node_modules/…`) that only the dev dependencies need. */
@@ -62,8 +72,11 @@ interface Sent {
   id: number;
   /** performance.now() when it was sent. */
   sentAt: number;
+  /** How long its answer took. */
+  durationMs: number;
   /** Its status, or the error that ended it. */
   outcome: string;
+  body: string;
 }
 
 let stack: ComposeStack;
@@ -122,19 +135,27 @@ async function underSteadyLoad(
   token: string,
   firstId: number,
   action: () => Promise<void>,
+  perSecond = LOAD_PER_SECOND,
 ): Promise<Sent[]> {
   let done = false;
   const acting = action().finally(() => (done = true));
   const sending: Promise<Sent>[] = [];
   for (let id = firstId; !done; id++) {
     const sentAt = performance.now();
+    const answered = (outcome: string, body: string) => ({
+      id,
+      sentAt,
+      durationMs: performance.now() - sentAt,
+      outcome,
+      body,
+    });
     sending.push(
       create(token, id).then(
-        ({ status }) => ({ id, sentAt, outcome: String(status) }),
-        (error: Error) => ({ id, sentAt, outcome: error.message }),
+        ({ status, body }) => answered(String(status), body),
+        (error: Error) => answered(error.message, ''),
       ),
     );
-    await sleep(1_000 / LOAD_PER_SECOND);
+    await sleep(1_000 / perSecond);
   }
   await acting;
   return Promise.all(sending);
@@ -427,7 +448,56 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     await stack.docker(['rm', '--force', receiverName()]);
   });
 
-  it('8. stops every service with exit code 0, pgbouncer included', async () => {
+  // docker pause freezes a container's processes as SIGSTOP does: its connections stay
+  // open and nothing answers.
+  describe.each(['pgbouncer', 'db'])('8. with %s frozen under load', (service) => {
+    it(`answers 503 in the error shape within the time-outs, fails readiness, and recovers by itself once it thaws`, async () => {
+      const token = await issueToken(`frozen-${service}`);
+      const [container] = await stack.containers(service);
+      const readiness = () =>
+        send(`${stack.baseUrl}/health/ready`).then(({ status, body }) => ({
+          status,
+          body: JSON.parse(body) as unknown,
+        }));
+      let recoveredAt = Number.POSITIVE_INFINITY;
+      const sent = await underSteadyLoad(
+        token,
+        service === 'db' ? 5_000_000 : 4_000_000,
+        async () => {
+          await sleep(1_000);
+          await stack.docker(['pause', container.id]);
+          const pausedAt = performance.now();
+          try {
+            // Through the balancer: HAProxy's own 503 once no replica is ready.
+            await expect
+              .poll(readiness, { timeout: FROZEN_REQUEST_LIMIT_MS, interval: 250 })
+              .toMatchObject({ status: 503, body: { error: 503 } });
+            // Longer than a statement may wait, so that requests caught in it time out.
+            await sleep(FROZEN_MS - (performance.now() - pausedAt));
+          } finally {
+            await stack.docker(['unpause', container.id]);
+          }
+          await expect.poll(async () => (await readiness()).status, READY_LIMIT).toBe(200);
+          recoveredAt = performance.now();
+          await sleep(2_000);
+        },
+        FROZEN_LOAD_PER_SECOND,
+      );
+      expect(sent.filter(({ durationMs }) => durationMs > FROZEN_REQUEST_LIMIT_MS)).toEqual([]);
+      const failed = sent.filter(({ outcome }) => outcome !== '200');
+      expect(failed.length).toBeGreaterThan(0);
+      for (const { outcome, body } of failed) {
+        expect(outcome).toBe('503');
+        expect(JSON.parse(body)).toMatchObject({ error: 503, message: expect.any(String) });
+      }
+      const afterRecovery = sent.filter(({ sentAt }) => sentAt > recoveredAt);
+      expect(afterRecovery.length).toBeGreaterThan(0);
+      expect(afterRecovery.filter(({ outcome }) => outcome !== '200')).toEqual([]);
+      await expectStored(sent);
+    });
+  });
+
+  it('9. stops every service with exit code 0, pgbouncer included', async () => {
     await runReadmeLine('docker compose stop');
     const running = (await stack.containers()).filter(({ status }) => status !== 'exited');
     expect(running).toEqual([]);
@@ -441,7 +511,7 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     );
   });
 
-  it('9. keeps plants and tokens across down and up; down -v leaves nothing of the project', async () => {
+  it('10. keeps plants and tokens across down and up; down -v leaves nothing of the project', async () => {
     await runReadmeLine('docker compose down');
     await runReadmeLine('docker compose up -d');
     await expect
@@ -460,7 +530,7 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     expect(await stack.leftovers()).toEqual([]);
   });
 
-  it("10. the README's container section names the port setting and the receiver setting", () => {
+  it("11. the README's container section names the port setting and the receiver setting", () => {
     expect(readmeContainers.section).toContain('PLANT_STORE_PORT=');
     expect(readmeContainers.section).toContain('WEBHOOK_ALLOWED_HOSTS=');
   });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BatchingQueue } from '../../src/database/batching-queue.js';
+import {
+  DatabaseUnavailableError,
+  isDatabaseUnavailable,
+} from '../../src/database/database-errors.js';
 
 /** A write whose statements the test completes (or fails) by hand, in any order. */
 function controlledWrite() {
@@ -25,6 +29,9 @@ function controlledWrite() {
   return { write, statements };
 }
 
+/** A deadline no test reaches. */
+const LONG = 60_000;
+
 /** Lets every pending promise callback run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -40,7 +47,7 @@ function tracked<T>(promise: Promise<T>) {
 describe('BatchingQueue', () => {
   it('sends an item at once, alone, when no statement is in flight', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100, deadlineMs: LONG });
     const first = tracked(commits.submit(1));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1]]);
@@ -50,7 +57,7 @@ describe('BatchingQueue', () => {
 
   it('gathers the items that arrive while a statement is in flight into the next one', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100, deadlineMs: LONG });
     const results = [1, 2, 3, 4].map((item) => tracked(commits.submit(item)));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1]]);
@@ -65,7 +72,7 @@ describe('BatchingQueue', () => {
 
   it('keeps up to `concurrency` statements in flight, and settles each with its own', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { concurrency: 2, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 2, maxBatch: 100, deadlineMs: LONG });
     const results = [1, 2, 3, 4].map((item) => tracked(commits.submit(item)));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1], [2]]);
@@ -77,7 +84,7 @@ describe('BatchingQueue', () => {
 
   it('puts at most maxBatch items in one statement', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 2 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 2, deadlineMs: LONG });
     [1, 2, 3, 4, 5, 6].forEach((item) => commits.submit(item));
     await settle();
     await statements[0].commit();
@@ -88,7 +95,7 @@ describe('BatchingQueue', () => {
 
   it("fails only the items of the statement that failed, with that statement's error", async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100 });
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100, deadlineMs: LONG });
     const results = [1, 2, 3].map((item) => tracked(commits.submit(item)));
     await settle();
     await statements[0].commit();
@@ -107,7 +114,7 @@ describe('BatchingQueue', () => {
       () => {
         throw new Error('bad batch');
       },
-      { concurrency: 1, maxBatch: 100 },
+      { concurrency: 1, maxBatch: 100, deadlineMs: LONG },
     );
     await expect(commits.submit(1)).rejects.toThrow('bad batch');
   });
@@ -123,6 +130,7 @@ describe('BatchingQueue', () => {
     const commits = new BatchingQueue<number, string>((items) => (sent.push(items), write(items)), {
       concurrency: 1,
       maxBatch: 100,
+      deadlineMs: LONG,
       isItemError: (error) => error === refused,
     });
     const results = [1, 2, 3, 4, 5].map((item) => tracked(commits.submit(item)));
@@ -143,6 +151,7 @@ describe('BatchingQueue', () => {
     const commits = new BatchingQueue(write, {
       concurrency: 1,
       maxBatch: 100,
+      deadlineMs: LONG,
       isItemError: () => false,
     });
     const results = [1, 2, 3].map((item) => tracked(commits.submit(item)));
@@ -151,5 +160,24 @@ describe('BatchingQueue', () => {
     await statements[1].fail(new Error('connection lost'));
     expect(statements).toHaveLength(2);
     expect(results.map((r) => r.settled)).toEqual([true, true, true]);
+  });
+
+  it('rejects an item at its deadline with a 503 cause, whether sent or waiting, and never sends a waiting one after', async () => {
+    const { write, statements } = controlledWrite();
+    const commits = new BatchingQueue(write, { concurrency: 1, maxBatch: 100, deadlineMs: 50 });
+    // 1 goes out at once and its statement hangs; 2 and 3 wait behind it.
+    const results = [1, 2, 3].map((item) => tracked(commits.submit(item)));
+    await expect.poll(() => results.every((r) => r.settled)).toBe(true);
+    for (const { error } of results) {
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect(isDatabaseUnavailable(error)).toBe(true);
+    }
+    // The hung statement ends: the expired items are not sent, a new one is.
+    await statements[0].fail(new Error('query read timeout'));
+    const later = tracked(commits.submit(4));
+    await settle();
+    expect(statements.map(({ items }) => items)).toEqual([[1], [4]]);
+    await statements[1].commit();
+    expect(later.value).toBe('stored 4');
   });
 });
