@@ -44,6 +44,8 @@ const WEBHOOK_TIMEOUT_RANGE_MS = [100, 30_000] as const;
 const WEBHOOK_RETRY_BASE_RANGE_MS = [10, 3_600_000] as const;
 const WEBHOOK_MAX_ATTEMPTS_RANGE = [1, 30] as const;
 const WEBHOOK_POLL_INTERVAL_RANGE_MS = [10, 60_000] as const;
+/** Below 10 ms a busy network would look frozen; over 5 s a frozen Redis would hold requests. */
+const REDIS_COMMAND_TIMEOUT_RANGE_MS = [10, 5_000] as const;
 
 /** Comma-separated entries, blanks ignored: `a, b,` is `a` and `b`. */
 function commaSeparated(value: string): string[] {
@@ -173,6 +175,15 @@ class EnvironmentVariables {
   REDIS_URL?: string;
 
   /**
+   * A count in Redis takes a millisecond or two on a LAN; 100 ms is far above that (no
+   * false alarms from a busy Redis or network), and the most a request waits for a frozen
+   * one before it is counted in memory, once: later requests go straight to memory.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...REDIS_COMMAND_TIMEOUT_RANGE_MS)
+  REDIS_COMMAND_TIMEOUT_MS = 100;
+
+  /**
    * Within the shutdown's 30 s limit, with the 10 s drain. Off by default: run by hand,
    * no balancer needs telling, and Ctrl-C should stop at once.
    */
@@ -258,6 +269,8 @@ export class AppConfig {
   readonly migrationsAtStart: boolean;
   /** Unset: each process counts the rate limit in its own memory. */
   readonly redisUrl: string | undefined;
+  /** How long a request waits for Redis's count before it counts in memory instead. */
+  readonly redisCommandTimeoutMs: number;
   /** After SIGTERM, how long readiness answers 503 before the listener closes. */
   readonly shutdownDelayMs: number;
   /** Receiver hosts or addresses allowed although private, loopback or link-local. */
@@ -288,6 +301,7 @@ export class AppConfig {
     this.migrationsAtStart = env.MIGRATIONS_AT_START === 'true';
     this.shutdownDelayMs = env.SHUTDOWN_DELAY_MS;
     this.redisUrl = env.REDIS_URL;
+    this.redisCommandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS;
     this.webhookAllowedHosts = commaSeparated(env.WEBHOOK_ALLOWED_HOSTS);
     this.webhookTimeoutMs = env.WEBHOOK_TIMEOUT_MS;
     this.webhookRetryBaseMs = env.WEBHOOK_RETRY_BASE_MS;

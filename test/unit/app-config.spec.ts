@@ -19,6 +19,7 @@ describe('AppConfig.fromEnvironment', () => {
       databaseStatementTimeoutMs: 5000,
       migrationsAtStart: true,
       shutdownDelayMs: 0,
+      redisCommandTimeoutMs: 100,
       webhookAllowedHosts: [],
       webhookTimeoutMs: 5000,
       webhookRetryBaseMs: 10000,
@@ -43,6 +44,7 @@ describe('AppConfig.fromEnvironment', () => {
       DATABASE_STATEMENT_TIMEOUT_MS: '30000',
       MIGRATIONS_AT_START: 'false',
       SHUTDOWN_DELAY_MS: '5000',
+      REDIS_COMMAND_TIMEOUT_MS: '250',
       WEBHOOK_ALLOWED_HOSTS: 'localhost, 127.0.0.1,::1,hooks.internal',
       WEBHOOK_TIMEOUT_MS: '2000',
       WEBHOOK_RETRY_BASE_MS: '50',
@@ -65,6 +67,7 @@ describe('AppConfig.fromEnvironment', () => {
       databaseStatementTimeoutMs: 30000,
       migrationsAtStart: false,
       shutdownDelayMs: 5000,
+      redisCommandTimeoutMs: 250,
       webhookAllowedHosts: ['localhost', '127.0.0.1', '::1', 'hooks.internal'],
       webhookTimeoutMs: 2000,
       webhookRetryBaseMs: 50,
@@ -145,6 +148,10 @@ describe('AppConfig.fromEnvironment', () => {
     ...['0', '300001', '5s'].map((ms) => [
       { DATABASE_STATEMENT_TIMEOUT_MS: ms },
       `Invalid configuration: DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 300000 (got "${ms}")`,
+    ]),
+    ...['9', '5001', '0.1s'].map((ms) => [
+      { REDIS_COMMAND_TIMEOUT_MS: ms },
+      `Invalid configuration: REDIS_COMMAND_TIMEOUT_MS must be an integer from 10 to 5000 (got "${ms}")`,
     ]),
   ] as Array<[Record<string, string>, string | RegExp]>)(
     'refuses %j with one line naming the variable',
