@@ -44,6 +44,8 @@ const WEBHOOK_TIMEOUT_RANGE_MS = [100, 30_000] as const;
 const WEBHOOK_RETRY_BASE_RANGE_MS = [10, 3_600_000] as const;
 const WEBHOOK_MAX_ATTEMPTS_RANGE = [1, 30] as const;
 const WEBHOOK_POLL_INTERVAL_RANGE_MS = [10, 60_000] as const;
+/** At most the attempts a process makes at once (MAX_IN_FLIGHT in the delivery worker). */
+const WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION_RANGE = [1, 128] as const;
 /** Below 10 ms a busy network would look frozen; over 5 s a frozen Redis would hold requests. */
 const REDIS_COMMAND_TIMEOUT_RANGE_MS = [10, 5_000] as const;
 
@@ -216,6 +218,15 @@ class EnvironmentVariables {
   @Transform(decimalDigitsToNumber)
   @IsIntegerBetween(...WEBHOOK_POLL_INTERVAL_RANGE_MS)
   WEBHOOK_POLL_INTERVAL_MS = 1_000;
+
+  /**
+   * 16 of a process's 128 attempt slots: a receiver that answers in 50 ms still gets 320
+   * deliveries a second from each process (8 kept up with a fast burst of creates only
+   * on a quiet machine), and 7 receivers that never answer leave the others 16 slots.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION_RANGE)
+  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = 16;
 }
 
 /** The environment variables the service reads. */
@@ -283,6 +294,8 @@ export class AppConfig {
   readonly webhookMaxAttempts: number;
   /** How often each process looks for deliveries that are due. */
   readonly webhookPollIntervalMs: number;
+  /** Attempts to one subscription a process makes at once. */
+  readonly webhookMaxInFlightPerSubscription: number;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -307,6 +320,7 @@ export class AppConfig {
     this.webhookRetryBaseMs = env.WEBHOOK_RETRY_BASE_MS;
     this.webhookMaxAttempts = env.WEBHOOK_MAX_ATTEMPTS;
     this.webhookPollIntervalMs = env.WEBHOOK_POLL_INTERVAL_MS;
+    this.webhookMaxInFlightPerSubscription = env.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION;
   }
 
   /**

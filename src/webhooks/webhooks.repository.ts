@@ -25,12 +25,15 @@ const NEW_PLANT_EVENTS = `
  * Turns up to $1 events into one delivery per subscription that existed when the plant
  * was created, and removes them, in one statement: an event becomes its deliveries, or
  * stays an event, never both or neither. SKIP LOCKED lets replicas fan out at once, each
- * its own events.
+ * its own events. Nothing is fanned out while every subscription has its attempts in
+ * flight in this process ($2: those that do): a backlog behind receivers that do not
+ * answer stays one event row per plant.
  */
 const FAN_OUT = `
   WITH taken AS (
     DELETE FROM webhook_events
     WHERE id IN (SELECT id FROM webhook_events ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+      AND EXISTS (SELECT FROM webhook_subscriptions WHERE id <> ALL($2::uuid[]))
     RETURNING payload, created_at
   ), fanned AS (
     INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
@@ -44,20 +47,34 @@ const FAN_OUT = `
  * Takes up to $1 due deliveries that no other process holds (SKIP LOCKED), counts the
  * attempt, and moves their next attempt $2 ms away: a lease, so that no other replica
  * sends them while this one does; should this process die, they are due again then.
+ * Each subscription has at most $3 attempts in flight in this process ($4, $5: those it
+ * has now), so a receiver that does not answer holds only its own; and the claim goes
+ * round the subscriptions (each one's oldest due delivery, then each one's second…), so a
+ * subscription with a backlog cannot crowd the others out of it.
  */
 const CLAIM_DUE = `
-  WITH due AS (
-    SELECT id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED
+  WITH in_flight AS (
+    SELECT * FROM unnest($4::uuid[], $5::integer[]) AS in_flight (subscription_id, attempts)
+  ), candidate AS (
+    SELECT due.id, due.next_attempt_at,
+           row_number() OVER (PARTITION BY subscription.id ORDER BY due.next_attempt_at) AS turn
+    FROM webhook_subscriptions AS subscription
+    LEFT JOIN in_flight ON in_flight.subscription_id = subscription.id
+    CROSS JOIN LATERAL (
+      SELECT id, next_attempt_at FROM webhook_deliveries
+      WHERE subscription_id = subscription.id AND status = 'pending' AND next_attempt_at <= now()
+      ORDER BY next_attempt_at
+      LIMIT greatest($3::integer - coalesce(in_flight.attempts, 0), 0)
+      FOR UPDATE SKIP LOCKED
+    ) AS due
+  ), claimed AS (
+    SELECT id FROM candidate ORDER BY turn, next_attempt_at LIMIT $1
   )
   UPDATE webhook_deliveries AS delivery
   SET attempts = delivery.attempts + 1,
       next_attempt_at = now() + $2::integer * interval '1 millisecond'
-  FROM due, webhook_subscriptions AS subscription
-  WHERE delivery.id = due.id AND subscription.id = delivery.subscription_id
+  FROM claimed, webhook_subscriptions AS subscription
+  WHERE delivery.id = claimed.id AND subscription.id = delivery.subscription_id
   RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
             subscription.id AS subscription_id, subscription.url, subscription.secret`;
 
@@ -175,13 +192,22 @@ export class WebhooksRepository implements OnModuleInit {
     return (await this.pool.query(REDELIVER_FAILED, [subscriptionId])).rowCount ?? 0;
   }
 
-  /** @returns how many events became deliveries. */
-  async fanOut(limit: number): Promise<number> {
-    const { rows } = await this.pool.query<{ events: number }>(FAN_OUT, [limit]);
+  /**
+   * @param busy subscriptions with all their attempts in flight in this process
+   * @returns how many events became deliveries.
+   */
+  async fanOut(limit: number, busy: string[]): Promise<number> {
+    const { rows } = await this.pool.query<{ events: number }>(FAN_OUT, [limit, busy]);
     return rows[0].events;
   }
 
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  /** @param inFlight attempts this process has in flight, by subscription id */
+  async claimDue(
+    limit: number,
+    leaseMs: number,
+    maxInFlightPerSubscription: number,
+    inFlight: ReadonlyMap<string, number>,
+  ): Promise<ClaimedDelivery[]> {
     const { rows } = await this.pool.query<{
       id: string;
       message_id: string;
@@ -190,7 +216,13 @@ export class WebhooksRepository implements OnModuleInit {
       subscription_id: string;
       url: string;
       secret: string;
-    }>(CLAIM_DUE, [limit, leaseMs]);
+    }>(CLAIM_DUE, [
+      limit,
+      leaseMs,
+      maxInFlightPerSubscription,
+      [...inFlight.keys()],
+      [...inFlight.values()],
+    ]);
     return rows.map((row) => ({
       id: row.id,
       messageId: row.message_id,

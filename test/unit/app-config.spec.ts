@@ -25,6 +25,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookRetryBaseMs: 10000,
       webhookMaxAttempts: 10,
       webhookPollIntervalMs: 1000,
+      webhookMaxInFlightPerSubscription: 16,
     });
   });
 
@@ -50,6 +51,7 @@ describe('AppConfig.fromEnvironment', () => {
       WEBHOOK_RETRY_BASE_MS: '50',
       WEBHOOK_MAX_ATTEMPTS: '3',
       WEBHOOK_POLL_INTERVAL_MS: '20',
+      WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '2',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -73,6 +75,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookRetryBaseMs: 50,
       webhookMaxAttempts: 3,
       webhookPollIntervalMs: 20,
+      webhookMaxInFlightPerSubscription: 2,
     });
   });
 
@@ -152,6 +155,10 @@ describe('AppConfig.fromEnvironment', () => {
     ...['9', '5001', '0.1s'].map((ms) => [
       { REDIS_COMMAND_TIMEOUT_MS: ms },
       `Invalid configuration: REDIS_COMMAND_TIMEOUT_MS must be an integer from 10 to 5000 (got "${ms}")`,
+    ]),
+    ...['0', '129'].map((count) => [
+      { WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: count },
+      `Invalid configuration: WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION must be an integer from 1 to 128 (got "${count}")`,
     ]),
   ] as Array<[Record<string, string>, string | RegExp]>)(
     'refuses %j with one line naming the variable',
