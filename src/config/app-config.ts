@@ -46,6 +46,8 @@ const WEBHOOK_MAX_ATTEMPTS_RANGE = [1, 30] as const;
 const WEBHOOK_POLL_INTERVAL_RANGE_MS = [10, 60_000] as const;
 /** At most the attempts a process makes at once (MAX_IN_FLIGHT in the delivery worker). */
 const WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION_RANGE = [1, 128] as const;
+/** 0: never; at most 30 days (a receiver failing longer has surely been forgotten). */
+const WEBHOOK_DISABLE_AFTER_FAILING_RANGE_MS = [0, 2_592_000_000] as const;
 /** Below 10 ms a busy network would look frozen; over 5 s a frozen Redis would hold requests. */
 const REDIS_COMMAND_TIMEOUT_RANGE_MS = [10, 5_000] as const;
 
@@ -227,6 +229,14 @@ class EnvironmentVariables {
   @Transform(decimalDigitsToNumber)
   @IsIntegerBetween(...WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION_RANGE)
   WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = 16;
+
+  /**
+   * Five days, as Svix does: longer than any attempt schedule (10 attempts take about 27
+   * hours), so a receiver down over a long weekend is retried, not dropped.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_DISABLE_AFTER_FAILING_RANGE_MS)
+  WEBHOOK_DISABLE_AFTER_FAILING_MS = 432_000_000;
 }
 
 /** The environment variables the service reads. */
@@ -296,6 +306,8 @@ export class AppConfig {
   readonly webhookPollIntervalMs: number;
   /** Attempts to one subscription a process makes at once. */
   readonly webhookMaxInFlightPerSubscription: number;
+  /** A subscription whose every attempt failed for this long is disabled; 0: never. */
+  readonly webhookDisableAfterFailingMs: number;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -321,6 +333,7 @@ export class AppConfig {
     this.webhookMaxAttempts = env.WEBHOOK_MAX_ATTEMPTS;
     this.webhookPollIntervalMs = env.WEBHOOK_POLL_INTERVAL_MS;
     this.webhookMaxInFlightPerSubscription = env.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION;
+    this.webhookDisableAfterFailingMs = env.WEBHOOK_DISABLE_AFTER_FAILING_MS;
   }
 
   /**

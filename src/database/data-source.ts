@@ -6,6 +6,7 @@ import { CreatePlantsAndApiTokens1763700000000 } from '../../migrations/17637000
 import { IndexPlantsByTag1763800000000 } from '../../migrations/1763800000000-IndexPlantsByTag.js';
 import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-CreateWebhooks.js';
 import { IndexDueDeliveriesBySubscription1764000000000 } from '../../migrations/1764000000000-IndexDueDeliveriesBySubscription.js';
+import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000000-DisableFailingWebhooks.js';
 import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
 import { WebhookEvent } from '../webhooks/entities/webhook-event.entity.js';
 import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
@@ -17,6 +18,7 @@ export const MIGRATIONS = [
   IndexPlantsByTag1763800000000,
   CreateWebhooks1763900000000,
   IndexDueDeliveriesBySubscription1764000000000,
+  DisableFailingWebhooks1764100000000,
 ];
 
 /**

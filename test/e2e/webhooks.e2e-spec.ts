@@ -93,6 +93,9 @@ describe('webhooks', () => {
         lastStatus: null,
         lastError: null,
         failuresInARow: 0,
+        failingSince: null,
+        enabled: true,
+        disabledAt: null,
       });
       const { secret, ...shown } = created;
       expect(secret).toBeDefined();
@@ -106,6 +109,7 @@ describe('webhooks', () => {
       expectError(await webhooks.get(id), 404, /no webhook with id/);
       expectError(await webhooks.delete(id), 404, /no webhook with id/);
       expectError(await webhooks.redeliver(id), 404, /no webhook with id/);
+      expectError(await webhooks.enable(id), 404, /no webhook with id/);
     });
 
     it('answers 400 for an id that is not a UUID', async () => {
@@ -149,6 +153,7 @@ describe('webhooks', () => {
         await withPlantScopes.get(id),
         await withPlantScopes.delete(id),
         await withPlantScopes.redeliver(id),
+        await withPlantScopes.enable(id),
       ]) {
         expectError(response, 403, /lacks the scope webhooks:manage/);
       }

@@ -26,6 +26,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookMaxAttempts: 10,
       webhookPollIntervalMs: 1000,
       webhookMaxInFlightPerSubscription: 16,
+      webhookDisableAfterFailingMs: 432_000_000,
     });
   });
 
@@ -52,6 +53,7 @@ describe('AppConfig.fromEnvironment', () => {
       WEBHOOK_MAX_ATTEMPTS: '3',
       WEBHOOK_POLL_INTERVAL_MS: '20',
       WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '2',
+      WEBHOOK_DISABLE_AFTER_FAILING_MS: '0',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -76,6 +78,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookMaxAttempts: 3,
       webhookPollIntervalMs: 20,
       webhookMaxInFlightPerSubscription: 2,
+      webhookDisableAfterFailingMs: 0,
     });
   });
 
@@ -159,6 +162,10 @@ describe('AppConfig.fromEnvironment', () => {
     ...['0', '129'].map((count) => [
       { WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: count },
       `Invalid configuration: WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION must be an integer from 1 to 128 (got "${count}")`,
+    ]),
+    ...['-1', '2592000001', '5d'].map((ms) => [
+      { WEBHOOK_DISABLE_AFTER_FAILING_MS: ms },
+      `Invalid configuration: WEBHOOK_DISABLE_AFTER_FAILING_MS must be an integer from 0 to 2592000000 (got "${ms}")`,
     ]),
   ] as Array<[Record<string, string>, string | RegExp]>)(
     'refuses %j with one line naming the variable',

@@ -183,14 +183,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         this.attempted = [];
         try {
           const outcomes = attempted.map((each) => this.outcomeOf(each));
-          await this.database.run(() =>
-            this.webhooks.recordOutcomes(outcomes, subscriptionStatuses(attempted)),
-          );
+          const statuses = subscriptionStatuses(attempted);
+          await this.database.run(() => this.webhooks.recordOutcomes(outcomes, statuses));
           for (const { status } of outcomes) {
             if (status === 'delivered') this.metrics.sent.inc();
             else if (status === 'failed') this.metrics.failed.inc();
             else this.metrics.retried.inc();
           }
+          await this.disableFailing(statuses);
         } catch (error) {
           // Sent or not, the deliveries are due again when their lease runs out.
           this.databaseFails(error as Error);
@@ -201,6 +201,25 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       }
     } finally {
       this.recording = false;
+    }
+  }
+
+  /**
+   * Disables the subscriptions whose attempts have all failed for
+   * WEBHOOK_DISABLE_AFTER_FAILING_MS; asked only of those whose last attempt failed.
+   */
+  private async disableFailing(statuses: SubscriptionStatus[]): Promise<void> {
+    const { webhookDisableAfterFailingMs } = this.config;
+    const failing = statuses.flatMap(({ id, failuresAfter }) => (failuresAfter > 0 ? [id] : []));
+    if (webhookDisableAfterFailingMs === 0 || failing.length === 0) return;
+    const disabled = await this.database.run(() =>
+      this.webhooks.disableFailing(failing, webhookDisableAfterFailingMs),
+    );
+    for (const { id, failingSince, givenUp } of disabled) {
+      this.metrics.failed.inc(givenUp);
+      this.logger.warn(
+        `webhook ${id} disabled: every attempt failed since ${failingSince.toISOString()}; ${givenUp} pending deliveries failed (POST /webhooks/${id}/enable, then /redeliver)`,
+      );
     }
   }
 
