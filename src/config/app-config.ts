@@ -44,6 +44,12 @@ const WEBHOOK_TIMEOUT_RANGE_MS = [100, 30_000] as const;
 const WEBHOOK_RETRY_BASE_RANGE_MS = [10, 3_600_000] as const;
 const WEBHOOK_MAX_ATTEMPTS_RANGE = [1, 30] as const;
 const WEBHOOK_POLL_INTERVAL_RANGE_MS = [10, 60_000] as const;
+/** At most the attempts a process makes at once (MAX_IN_FLIGHT in the delivery worker). */
+const WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION_RANGE = [1, 128] as const;
+/** 0: never; at most 30 days (a receiver failing longer has surely been forgotten). */
+const WEBHOOK_DISABLE_AFTER_FAILING_RANGE_MS = [0, 2_592_000_000] as const;
+/** Below 10 ms a busy network would look frozen; over 5 s a frozen Redis would hold requests. */
+const REDIS_COMMAND_TIMEOUT_RANGE_MS = [10, 5_000] as const;
 
 /** Comma-separated entries, blanks ignored: `a, b,` is `a` and `b`. */
 function commaSeparated(value: string): string[] {
@@ -173,6 +179,15 @@ class EnvironmentVariables {
   REDIS_URL?: string;
 
   /**
+   * A count in Redis takes a millisecond or two on a LAN; 100 ms is far above that (no
+   * false alarms from a busy Redis or network), and the most a request waits for a frozen
+   * one before it is counted in memory, once: later requests go straight to memory.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...REDIS_COMMAND_TIMEOUT_RANGE_MS)
+  REDIS_COMMAND_TIMEOUT_MS = 100;
+
+  /**
    * Within the shutdown's 30 s limit, with the 10 s drain. Off by default: run by hand,
    * no balancer needs telling, and Ctrl-C should stop at once.
    */
@@ -205,6 +220,23 @@ class EnvironmentVariables {
   @Transform(decimalDigitsToNumber)
   @IsIntegerBetween(...WEBHOOK_POLL_INTERVAL_RANGE_MS)
   WEBHOOK_POLL_INTERVAL_MS = 1_000;
+
+  /**
+   * 16 of a process's 128 attempt slots: a receiver that answers in 50 ms still gets 320
+   * deliveries a second from each process (8 kept up with a fast burst of creates only
+   * on a quiet machine), and 7 receivers that never answer leave the others 16 slots.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION_RANGE)
+  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = 16;
+
+  /**
+   * Five days, as Svix does: longer than any attempt schedule (10 attempts take about 27
+   * hours), so a receiver down over a long weekend is retried, not dropped.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...WEBHOOK_DISABLE_AFTER_FAILING_RANGE_MS)
+  WEBHOOK_DISABLE_AFTER_FAILING_MS = 432_000_000;
 }
 
 /** The environment variables the service reads. */
@@ -258,6 +290,8 @@ export class AppConfig {
   readonly migrationsAtStart: boolean;
   /** Unset: each process counts the rate limit in its own memory. */
   readonly redisUrl: string | undefined;
+  /** How long a request waits for Redis's count before it counts in memory instead. */
+  readonly redisCommandTimeoutMs: number;
   /** After SIGTERM, how long readiness answers 503 before the listener closes. */
   readonly shutdownDelayMs: number;
   /** Receiver hosts or addresses allowed although private, loopback or link-local. */
@@ -270,6 +304,10 @@ export class AppConfig {
   readonly webhookMaxAttempts: number;
   /** How often each process looks for deliveries that are due. */
   readonly webhookPollIntervalMs: number;
+  /** Attempts to one subscription a process makes at once. */
+  readonly webhookMaxInFlightPerSubscription: number;
+  /** A subscription whose every attempt failed for this long is disabled; 0: never. */
+  readonly webhookDisableAfterFailingMs: number;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -288,11 +326,14 @@ export class AppConfig {
     this.migrationsAtStart = env.MIGRATIONS_AT_START === 'true';
     this.shutdownDelayMs = env.SHUTDOWN_DELAY_MS;
     this.redisUrl = env.REDIS_URL;
+    this.redisCommandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS;
     this.webhookAllowedHosts = commaSeparated(env.WEBHOOK_ALLOWED_HOSTS);
     this.webhookTimeoutMs = env.WEBHOOK_TIMEOUT_MS;
     this.webhookRetryBaseMs = env.WEBHOOK_RETRY_BASE_MS;
     this.webhookMaxAttempts = env.WEBHOOK_MAX_ATTEMPTS;
     this.webhookPollIntervalMs = env.WEBHOOK_POLL_INTERVAL_MS;
+    this.webhookMaxInFlightPerSubscription = env.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION;
+    this.webhookDisableAfterFailingMs = env.WEBHOOK_DISABLE_AFTER_FAILING_MS;
   }
 
   /**

@@ -5,6 +5,8 @@ import { Plant } from '../plants/entities/plant.entity.js';
 import { CreatePlantsAndApiTokens1763700000000 } from '../../migrations/1763700000000-CreatePlantsAndApiTokens.js';
 import { IndexPlantsByTag1763800000000 } from '../../migrations/1763800000000-IndexPlantsByTag.js';
 import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-CreateWebhooks.js';
+import { IndexDueDeliveriesBySubscription1764000000000 } from '../../migrations/1764000000000-IndexDueDeliveriesBySubscription.js';
+import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000000-DisableFailingWebhooks.js';
 import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
 import { WebhookEvent } from '../webhooks/entities/webhook-event.entity.js';
 import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
@@ -15,6 +17,8 @@ export const MIGRATIONS = [
   CreatePlantsAndApiTokens1763700000000,
   IndexPlantsByTag1763800000000,
   CreateWebhooks1763900000000,
+  IndexDueDeliveriesBySubscription1764000000000,
+  DisableFailingWebhooks1764100000000,
 ];
 
 /**

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { RateLimitStoreMetric, SHARED_STORAGE } from './rate-limit-store.metric.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 
 const MINUTE_MS = 60_000;
-const SHARED_STORAGE = Symbol('SharedRateLimitStorage');
 
 /**
  * The counts in Redis when REDIS_URL is set; none: the throttler's own, in memory. The
@@ -12,16 +13,18 @@ const SHARED_STORAGE = Symbol('SharedRateLimitStorage');
  * pays for them at start or in memory.
  */
 @Module({
+  imports: [MetricsModule],
   providers: [
     {
       provide: SHARED_STORAGE,
       inject: [AppConfig],
-      useFactory: async ({ redisUrl }: AppConfig) => {
+      useFactory: async ({ redisUrl, redisCommandTimeoutMs }: AppConfig) => {
         if (redisUrl === undefined) return undefined;
         const { SharedRateLimitStorage } = await import('./shared-rate-limit.storage.js');
-        return SharedRateLimitStorage.connect(redisUrl);
+        return SharedRateLimitStorage.connect(redisUrl, redisCommandTimeoutMs);
       },
     },
+    RateLimitStoreMetric,
   ],
   exports: [SHARED_STORAGE],
 })

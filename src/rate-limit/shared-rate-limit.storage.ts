@@ -1,42 +1,61 @@
-import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
+import { type RateLimitStore, RateLimitStoreSwitch } from './rate-limit-store-switch.js';
+import { withinTime } from './within-time.js';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** Every key this service writes to Redis starts with this. */
 const KEY_PREFIX = 'plant-store:rate-limit';
 
+/** The same limit and window, counted in Redis and, while Redis does not answer, in memory. */
+interface Limiters {
+  redis: RateLimiterRedis;
+  memory: RateLimiterMemory;
+}
+
 /**
  * The rate limit's counts in Redis (REDIS_URL), shared by every replica, through
  * rate-limiter-flexible: an atomic increment-with-expiry per key and fixed windows of
- * the throttler's ttl. While Redis is unreachable each replica counts in its own memory
- * (rate-limiter-flexible's insurance limiter) instead of failing requests: the limit is
- * then per replica, as without Redis, until Redis is back.
+ * the throttler's ttl. While Redis does not answer in time (down or frozen, see
+ * RateLimitStoreSwitch) each replica counts in its own memory instead of failing or
+ * holding requests: the limit is then per replica, as without Redis, until Redis is back.
  */
-export class SharedRateLimitStorage implements ThrottlerStorage, OnApplicationShutdown {
-  /** One limiter per limit and window; the API has one, tests may have more. */
-  private readonly limiters = new Map<string, RateLimiterRedis>();
+export class SharedRateLimitStorage
+  implements ThrottlerStorage, OnApplicationBootstrap, OnApplicationShutdown
+{
+  /** Per limit and window; the API has one, tests may have more. */
+  private readonly limiters = new Map<string, Limiters>();
+  private readonly storeSwitch: RateLimitStoreSwitch;
 
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly commandTimeoutMs: number,
+  ) {
+    this.storeSwitch = new RateLimitStoreSwitch(redis, commandTimeoutMs);
+  }
 
-  static connect(redisUrl: string): SharedRateLimitStorage {
-    // No offline queue and one try per command: a request waits for Redis at most as
-    // long as one round trip, and an outage falls back to memory at once.
+  static connect(redisUrl: string, commandTimeoutMs: number): SharedRateLimitStorage {
+    // No offline queue and one try per command: a Redis that is down fails a count at
+    // once rather than queueing it; one that does not answer is cut off by the switch.
     const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    // ioredis reconnects on its own; say so once per outage, not once per attempt.
-    const logger = new Logger('RateLimit');
-    let reachable = true;
-    redis.on('error', (error: Error) => {
-      if (reachable) logger.warn(`Redis unreachable (${error.message}): counting in memory`);
-      reachable = false;
-    });
-    redis.on('ready', () => {
-      if (!reachable) logger.log('Redis reachable again: counting in Redis');
-      reachable = true;
-    });
-    return new SharedRateLimitStorage(redis);
+    return new SharedRateLimitStorage(redis, commandTimeoutMs);
+  }
+
+  /** Where requests are counted now. */
+  get store(): RateLimitStore {
+    return this.storeSwitch.store;
+  }
+
+  onApplicationBootstrap(): void {
+    this.storeSwitch.start();
   }
 
   async increment(
@@ -45,49 +64,61 @@ export class SharedRateLimitStorage implements ThrottlerStorage, OnApplicationSh
     limit: number,
     blockDurationMs: number,
   ): Promise<ThrottlerStorageRecord> {
-    const limiter = this.limiterFor(ttlMs, limit, blockDurationMs);
-    try {
-      const counted = await limiter.consume(key);
-      return {
-        totalHits: counted.consumedPoints,
-        timeToExpire: Math.ceil(counted.msBeforeNext / 1000),
-        isBlocked: false,
-        timeToBlockExpire: 0,
-      };
-    } catch (refusal) {
-      if (!(refusal instanceof RateLimiterRes)) throw refusal;
-      const secondsLeft = Math.ceil(refusal.msBeforeNext / 1000);
-      return {
-        totalHits: refusal.consumedPoints,
-        timeToExpire: secondsLeft,
-        isBlocked: true,
-        timeToBlockExpire: secondsLeft,
-      };
-    }
+    const limiters = this.limitersFor(ttlMs, limit, blockDurationMs);
+    const shared = await this.storeSwitch.inRedis(() => count(limiters.redis, key));
+    return shared ? shared.value : count(limiters.memory, key);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    this.storeSwitch.stop();
+    // A frozen Redis never answers QUIT.
+    const quit = this.redis.quit().catch(() => undefined);
+    if (!(await withinTime(quit, this.commandTimeoutMs))) this.redis.disconnect();
   }
 
-  private limiterFor(ttlMs: number, limit: number, blockDurationMs: number): RateLimiterRedis {
+  private limitersFor(ttlMs: number, limit: number, blockDurationMs: number): Limiters {
     const name = `${limit}:${ttlMs}:${blockDurationMs}`;
-    let limiter = this.limiters.get(name);
-    if (!limiter) {
+    let limiters = this.limiters.get(name);
+    if (!limiters) {
       const options = {
         points: limit,
         duration: ttlMs / 1000,
         blockDuration: blockDurationMs / 1000,
       };
-      limiter = new RateLimiterRedis({
-        ...options,
-        storeClient: this.redis,
-        keyPrefix: `${KEY_PREFIX}:${name}`,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory(options),
-      });
-      this.limiters.set(name, limiter);
+      limiters = {
+        redis: new RateLimiterRedis({
+          ...options,
+          storeClient: this.redis,
+          keyPrefix: `${KEY_PREFIX}:${name}`,
+          // Not connected: fail at once, and count in memory.
+          rejectIfRedisNotReady: true,
+        }),
+        memory: new RateLimiterMemory(options),
+      };
+      this.limiters.set(name, limiters);
     }
-    return limiter;
+    return limiters;
+  }
+}
+
+/** Counts one request for `key`; over the limit is an answer too, not an error. */
+async function count(limiter: RateLimiterAbstract, key: string): Promise<ThrottlerStorageRecord> {
+  try {
+    const counted = await limiter.consume(key);
+    return {
+      totalHits: counted.consumedPoints,
+      timeToExpire: Math.ceil(counted.msBeforeNext / 1000),
+      isBlocked: false,
+      timeToBlockExpire: 0,
+    };
+  } catch (refusal) {
+    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    const secondsLeft = Math.ceil(refusal.msBeforeNext / 1000);
+    return {
+      totalHits: refusal.consumedPoints,
+      timeToExpire: secondsLeft,
+      isBlocked: true,
+      timeToBlockExpire: secondsLeft,
+    };
   }
 }

@@ -108,6 +108,22 @@ export class WebhooksController {
     await this.webhooks.delete(id);
   }
 
+  @Post(':id/enable')
+  @HttpCode(HttpStatus.OK)
+  @RequiresScopes('webhooks:manage')
+  @ApiOperation({
+    operationId: 'enableWebhook',
+    summary: 'Enable a subscription disabled for failing',
+    description:
+      'A subscription whose every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS (5 days by default) is disabled: it is sent nothing, and its pending deliveries are failed. This sends it the plants created from now on again, and starts its failure window afresh; redeliver then sends the failed deliveries. Enabling an enabled subscription changes nothing.',
+  })
+  @ApiWebhookIdParam()
+  @ApiOkResponse({ description: 'The subscription, enabled', type: WebhookDto })
+  @ApiWebhookByIdResponses()
+  async enable(@Param('id', ParseUUIDPipe) id: string): Promise<WebhookDto> {
+    return toWebhookDto(await this.webhooks.enable(id));
+  }
+
   @Post(':id/redeliver')
   @HttpCode(HttpStatus.ACCEPTED)
   @RequiresScopes('webhooks:manage')

@@ -9,7 +9,7 @@ import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 
 /**
  * The outbox writer added to the plants' insert statement (see CreatedPlantsOutbox): one
- * event per new plant while any subscription exists, one row however many there are, so
+ * event per new plant while any enabled subscription exists, one row however many there are, so
  * that subscriptions cost the hot path nothing more. The body is the plant's NewPlant
  * JSON, written by PostgreSQL from the stored bigint, so the id keeps every digit; `tag`
  * only when the plant has one, as the API writes it.
@@ -19,24 +19,34 @@ const NEW_PLANT_EVENTS = `
       SELECT format('{"id":%s,"name":%s%s}', plant.id, to_json(plant.name),
                     CASE WHEN plant.tag IS NULL THEN '' ELSE ',"tag":' || to_json(plant.tag) END)
       FROM created_plants AS plant
-      WHERE EXISTS (SELECT FROM webhook_subscriptions)`;
+      WHERE EXISTS (SELECT FROM webhook_subscriptions WHERE disabled_at IS NULL)`;
 
 /**
- * Turns up to $1 events into one delivery per subscription that existed when the plant
- * was created, and removes them, in one statement: an event becomes its deliveries, or
- * stays an event, never both or neither. SKIP LOCKED lets replicas fan out at once, each
- * its own events.
+ * Turns up to $1 events into one delivery per enabled subscription that existed when the
+ * plant was created, and removes them, in one statement: an event becomes its
+ * deliveries, or stays an event, never both or neither. SKIP LOCKED lets replicas fan out
+ * at once, each its own events. Nothing is fanned out while every enabled subscription
+ * has its attempts in flight in this process ($2: those that do): a backlog behind
+ * receivers that do not answer stays one event row per plant. A disabled subscription
+ * gets nothing of what is created meanwhile.
  */
 const FAN_OUT = `
   WITH taken AS (
     DELETE FROM webhook_events
     WHERE id IN (SELECT id FROM webhook_events ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+      AND NOT (
+        EXISTS (SELECT FROM webhook_subscriptions WHERE disabled_at IS NULL)
+        AND NOT EXISTS (
+          SELECT FROM webhook_subscriptions
+          WHERE disabled_at IS NULL AND id <> ALL($2::uuid[])
+        )
+      )
     RETURNING payload, created_at
   ), fanned AS (
     INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
     SELECT subscription.id, taken.payload, taken.created_at
     FROM taken JOIN webhook_subscriptions AS subscription
-      ON subscription.created_at <= taken.created_at
+      ON subscription.created_at <= taken.created_at AND subscription.disabled_at IS NULL
   )
   SELECT count(*)::integer AS events FROM taken`;
 
@@ -44,27 +54,43 @@ const FAN_OUT = `
  * Takes up to $1 due deliveries that no other process holds (SKIP LOCKED), counts the
  * attempt, and moves their next attempt $2 ms away: a lease, so that no other replica
  * sends them while this one does; should this process die, they are due again then.
+ * Each subscription has at most $3 attempts in flight in this process ($4, $5: those it
+ * has now), so a receiver that does not answer holds only its own; and the claim goes
+ * round the subscriptions (each one's oldest due delivery, then each one's second…), so a
+ * subscription with a backlog cannot crowd the others out of it. Disabled ones are skipped.
  */
 const CLAIM_DUE = `
-  WITH due AS (
-    SELECT id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED
+  WITH in_flight AS (
+    SELECT * FROM unnest($4::uuid[], $5::integer[]) AS in_flight (subscription_id, attempts)
+  ), candidate AS (
+    SELECT due.id, due.next_attempt_at,
+           row_number() OVER (PARTITION BY subscription.id ORDER BY due.next_attempt_at) AS turn
+    FROM webhook_subscriptions AS subscription
+    LEFT JOIN in_flight ON in_flight.subscription_id = subscription.id
+    CROSS JOIN LATERAL (
+      SELECT id, next_attempt_at FROM webhook_deliveries
+      WHERE subscription_id = subscription.id AND status = 'pending' AND next_attempt_at <= now()
+      ORDER BY next_attempt_at
+      LIMIT greatest($3::integer - coalesce(in_flight.attempts, 0), 0)
+      FOR UPDATE SKIP LOCKED
+    ) AS due
+    WHERE subscription.disabled_at IS NULL
+  ), claimed AS (
+    SELECT id FROM candidate ORDER BY turn, next_attempt_at LIMIT $1
   )
   UPDATE webhook_deliveries AS delivery
   SET attempts = delivery.attempts + 1,
       next_attempt_at = now() + $2::integer * interval '1 millisecond'
-  FROM due, webhook_subscriptions AS subscription
-  WHERE delivery.id = due.id AND subscription.id = delivery.subscription_id
+  FROM claimed, webhook_subscriptions AS subscription
+  WHERE delivery.id = claimed.id AND subscription.id = delivery.subscription_id
   RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
             subscription.id AS subscription_id, subscription.url, subscription.secret`;
 
 /**
- * Records attempts' outcomes, each only if the delivery is still at the attempt this
- * process made (a lease that ran out may have let another process take it), and the
- * subscriptions' delivery status, in one statement.
+ * Records attempts' outcomes, each only if the delivery is still pending at the attempt
+ * this process made (a lease that ran out may have let another process take it, and
+ * disabling its subscription fails it), and the subscriptions' delivery status, in one
+ * statement. `failing_since` is the first failure since the last success.
  */
 const RECORD_OUTCOMES = `
   WITH outcome AS (
@@ -79,6 +105,7 @@ const RECORD_OUTCOMES = `
         delivered_at = CASE WHEN outcome.status = 'delivered' THEN now() END
     FROM outcome
     WHERE delivery.id = outcome.id AND delivery.attempts = outcome.attempts
+      AND delivery.status = 'pending'
   )
   UPDATE webhook_subscriptions AS subscription
   SET last_attempt_at = now(),
@@ -86,10 +113,44 @@ const RECORD_OUTCOMES = `
       last_error = status.last_error,
       failures_in_a_row =
         CASE WHEN status.succeeded THEN 0 ELSE subscription.failures_in_a_row END
-        + status.failures_after
+        + status.failures_after,
+      failing_since = CASE
+        WHEN status.failures_after = 0 THEN NULL
+        WHEN status.succeeded THEN now()
+        ELSE coalesce(subscription.failing_since, now()) END
   FROM unnest($5::uuid[], $6::integer[], $7::varchar[], $8::boolean[], $9::integer[])
     AS status (id, last_status, last_error, succeeded, failures_after)
   WHERE subscription.id = status.id`;
+
+/**
+ * Disables those of subscriptions $1 whose every attempt has failed for $2 ms or more, and
+ * fails their pending deliveries (redeliver sends them again once enabled); answers each
+ * one disabled with how many deliveries it gave up.
+ */
+const DISABLE_FAILING = `
+  WITH disabled AS (
+    UPDATE webhook_subscriptions SET disabled_at = now()
+    WHERE id = ANY($1::uuid[]) AND disabled_at IS NULL
+      AND failing_since <= now() - $2::float8 * interval '1 millisecond'
+    RETURNING id, failing_since
+  ), given_up AS (
+    UPDATE webhook_deliveries AS delivery SET status = 'failed'
+    FROM disabled
+    WHERE delivery.subscription_id = disabled.id AND delivery.status = 'pending'
+    RETURNING delivery.subscription_id
+  )
+  SELECT disabled.id, disabled.failing_since,
+         (SELECT count(*) FROM given_up WHERE subscription_id = disabled.id)::integer AS given_up
+  FROM disabled`;
+
+/** Enables a subscription again; its failures are counted from now on. */
+const ENABLE = `
+  UPDATE webhook_subscriptions SET disabled_at = NULL, failing_since = NULL
+  WHERE id = $1`;
+
+/** Subscriptions disabled for failing. */
+const DISABLED_COUNT = `
+  SELECT count(*)::integer AS disabled FROM webhook_subscriptions WHERE disabled_at IS NOT NULL`;
 
 /** The age of the oldest event not yet delivered, in seconds; 0 when there is none. */
 const QUEUE_AGE = `
@@ -120,6 +181,13 @@ export interface DeliveryOutcome {
   status: DeliveryStatus;
   /** For 'pending': when to try again. */
   retryInMs: number;
+}
+
+/** A subscription disabled for failing, and how many pending deliveries it gave up. */
+export interface DisabledSubscription {
+  id: string;
+  failingSince: Date;
+  givenUp: number;
 }
 
 /** Where a subscription stands after a batch of attempts. */
@@ -175,13 +243,22 @@ export class WebhooksRepository implements OnModuleInit {
     return (await this.pool.query(REDELIVER_FAILED, [subscriptionId])).rowCount ?? 0;
   }
 
-  /** @returns how many events became deliveries. */
-  async fanOut(limit: number): Promise<number> {
-    const { rows } = await this.pool.query<{ events: number }>(FAN_OUT, [limit]);
+  /**
+   * @param busy subscriptions with all their attempts in flight in this process
+   * @returns how many events became deliveries.
+   */
+  async fanOut(limit: number, busy: string[]): Promise<number> {
+    const { rows } = await this.pool.query<{ events: number }>(FAN_OUT, [limit, busy]);
     return rows[0].events;
   }
 
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  /** @param inFlight attempts this process has in flight, by subscription id */
+  async claimDue(
+    limit: number,
+    leaseMs: number,
+    maxInFlightPerSubscription: number,
+    inFlight: ReadonlyMap<string, number>,
+  ): Promise<ClaimedDelivery[]> {
     const { rows } = await this.pool.query<{
       id: string;
       message_id: string;
@@ -190,7 +267,13 @@ export class WebhooksRepository implements OnModuleInit {
       subscription_id: string;
       url: string;
       secret: string;
-    }>(CLAIM_DUE, [limit, leaseMs]);
+    }>(CLAIM_DUE, [
+      limit,
+      leaseMs,
+      maxInFlightPerSubscription,
+      [...inFlight.keys()],
+      [...inFlight.values()],
+    ]);
     return rows.map((row) => ({
       id: row.id,
       messageId: row.message_id,
@@ -214,6 +297,32 @@ export class WebhooksRepository implements OnModuleInit {
       statuses.map(({ succeeded }) => succeeded),
       statuses.map(({ failuresAfter }) => failuresAfter),
     ]);
+  }
+
+  /** Of `subscriptionIds`, disables those that have failed for `failingMs` or longer. */
+  async disableFailing(
+    subscriptionIds: string[],
+    failingMs: number,
+  ): Promise<DisabledSubscription[]> {
+    const { rows } = await this.pool.query<{ id: string; failing_since: Date; given_up: number }>(
+      DISABLE_FAILING,
+      [subscriptionIds, failingMs],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      failingSince: row.failing_since,
+      givenUp: row.given_up,
+    }));
+  }
+
+  /** @returns false when there is no such subscription. */
+  async enable(id: string): Promise<boolean> {
+    return ((await this.pool.query(ENABLE, [id])).rowCount ?? 0) === 1;
+  }
+
+  async disabledCount(): Promise<number> {
+    const { rows } = await this.pool.query<{ disabled: number }>(DISABLED_COUNT);
+    return rows[0].disabled;
   }
 
   async queueAgeSeconds(): Promise<number> {

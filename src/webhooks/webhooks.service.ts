@@ -49,6 +49,15 @@ export class WebhooksService {
     if (!(await this.webhooks.delete(id))) throw webhookNotFound(id);
   }
 
+  /**
+   * Enables a subscription disabled for failing (or leaves an enabled one as it is); its
+   * failures are counted from now on.
+   */
+  async enable(id: string): Promise<WebhookSubscription> {
+    if (!(await this.webhooks.enable(id))) throw webhookNotFound(id);
+    return this.findOne(id);
+  }
+
   /** Sends the subscription's failed deliveries again, each from a first attempt. */
   async redeliverFailed(id: string): Promise<number> {
     await this.findOne(id);

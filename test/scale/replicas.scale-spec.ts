@@ -17,6 +17,12 @@ const ATTEMPTS = 5;
 const RATE_LIMIT_PER_MINUTE = 20;
 /** How soon a revocation reaches every replica (docs/operations.md). */
 const REVOCATION_LIMIT_MS = 1_000;
+/**
+ * What a create may take through the balancer while Redis is frozen: REDIS_COMMAND_TIMEOUT_MS
+ * (100 ms) once, and the create itself on two loaded cores. Without the time-out, requests
+ * waited for the 60 s socket limit.
+ */
+const FROZEN_REDIS_BOUND_MS = 1_000;
 /** HAProxy's view of a replica's server slot, polled until it changes. */
 const BALANCER_POLL = { timeout: 10_000, interval: 50 };
 
@@ -30,6 +36,8 @@ interface Created {
   id: number;
   /** When the first attempt was sent (performance.now()). */
   sentAt: number;
+  /** From sending the first attempt to the last answer. */
+  ms: number;
   /** Each attempt's status, or its error: the last attempt last. */
   outcomes: string[];
 }
@@ -98,7 +106,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
     /** Creates one plant through the balancer, retrying as a client may. */
     async function create(): Promise<Created> {
       const id = nextId++;
-      const created: Created = { id, sentAt: performance.now(), outcomes: [] };
+      const created: Created = { id, sentAt: performance.now(), ms: 0, outcomes: [] };
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const outcome = await send(`${set.balancer.url}/plants`, {
           method: 'POST',
@@ -109,6 +117,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
           (error: Error) => error.message,
         );
         created.outcomes.push(outcome);
+        created.ms = performance.now() - created.sentAt;
         if (outcome === '200') break;
         await sleep(100 * 2 ** attempt);
       }
@@ -187,6 +196,42 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
         Array.from({ length: 2 * REPLICAS }, () => list(set.balancer.url, revoked)),
       );
       expect(throughBalancer).toEqual(throughBalancer.map(() => 401));
+    });
+
+    /** `rate_limit_store`'s store set to 1 on each replica. */
+    const countingStores = () =>
+      Promise.all(
+        set.replicas.map(async ({ url }) => {
+          const { body } = await send(`${url}/metrics`);
+          return /^rate_limit_store\{store="(\w+)"\} 1$/m.exec(body)?.[1];
+        }),
+      );
+
+    it('answers every create within a bound while the shared Redis is frozen (SIGSTOP), and counts in Redis again once it is back', async () => {
+      expect(await countingStores()).toEqual(['redis', 'redis', 'redis']);
+      let thawedAt = Number.POSITIVE_INFINITY;
+      const results = await underLoad(async () => {
+        await sleep(500);
+        redis.freeze();
+        try {
+          await expect
+            .poll(countingStores, { timeout: 5_000, interval: 50 })
+            .toEqual(['memory', 'memory', 'memory']);
+          await sleep(2_000);
+        } finally {
+          redis.thaw();
+        }
+        thawedAt = performance.now();
+        await expect
+          .poll(countingStores, { timeout: 2_000, interval: 20 })
+          .toEqual(['redis', 'redis', 'redis']);
+        await sleep(500);
+      });
+      expect(performance.now() - thawedAt).toBeGreaterThan(500);
+      expect(results.length).toBeGreaterThan(100);
+      expect(results.filter(({ outcomes }) => outcomes.join() !== '200')).toEqual([]);
+      expect(results.filter(({ ms }) => ms >= FROZEN_REDIS_BOUND_MS)).toEqual([]);
+      await expectStored(results);
     });
 
     it('loses no request while every replica is restarted in turn, as a rolling update does', async () => {

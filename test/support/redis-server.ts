@@ -10,6 +10,10 @@ export const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-serv
 
 export interface RedisServer {
   url: string;
+  /** SIGSTOP: connections stay open and nothing is answered, as a hung Redis does. */
+  freeze(): void;
+  /** SIGCONT: it answers again, what it was sent meanwhile first. */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -23,5 +27,14 @@ export async function startRedisServer(): Promise<RedisServer> {
     { stdio: 'ignore' },
   );
   const stop = await whenListening('redis-server', child, port);
-  return { url: `redis://127.0.0.1:${port}`, stop };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    freeze: () => child.kill('SIGSTOP'),
+    thaw: () => child.kill('SIGCONT'),
+    // A frozen process would not see SIGKILL's effects reported until it runs again.
+    stop: async () => {
+      child.kill('SIGCONT');
+      await stop();
+    },
+  };
 }

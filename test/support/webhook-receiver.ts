@@ -4,6 +4,8 @@ import { Webhook } from 'standardwebhooks';
 export interface ReceivedDelivery {
   headers: IncomingHttpHeaders;
   body: string;
+  /** When it had arrived whole (performance.now()). */
+  receivedAt: number;
 }
 
 /** How the receiver answers a delivery: a status, or never ('hang'). */
@@ -66,7 +68,7 @@ export class WebhookReceiver {
       request.setEncoding('utf8');
       request.on('data', (chunk: string) => (body += chunk));
       request.on('end', () => {
-        const delivery = { headers: request.headers, body };
+        const delivery = { headers: request.headers, body, receivedAt: performance.now() };
         this.received.push(delivery);
         const answer = this.answer(delivery);
         if (answer !== 'hang') response.writeHead(answer).end();

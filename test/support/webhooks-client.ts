@@ -11,5 +11,6 @@ export function webhooksClient(api: TestApp, token: string | undefined) {
     get: (id: string) => send('GET', `/webhooks/${id}`),
     delete: (id: string) => send('DELETE', `/webhooks/${id}`),
     redeliver: (id: string) => send('POST', `/webhooks/${id}/redeliver`),
+    enable: (id: string) => send('POST', `/webhooks/${id}/enable`),
   };
 }

@@ -19,11 +19,14 @@ describe('AppConfig.fromEnvironment', () => {
       databaseStatementTimeoutMs: 5000,
       migrationsAtStart: true,
       shutdownDelayMs: 0,
+      redisCommandTimeoutMs: 100,
       webhookAllowedHosts: [],
       webhookTimeoutMs: 5000,
       webhookRetryBaseMs: 10000,
       webhookMaxAttempts: 10,
       webhookPollIntervalMs: 1000,
+      webhookMaxInFlightPerSubscription: 16,
+      webhookDisableAfterFailingMs: 432_000_000,
     });
   });
 
@@ -43,11 +46,14 @@ describe('AppConfig.fromEnvironment', () => {
       DATABASE_STATEMENT_TIMEOUT_MS: '30000',
       MIGRATIONS_AT_START: 'false',
       SHUTDOWN_DELAY_MS: '5000',
+      REDIS_COMMAND_TIMEOUT_MS: '250',
       WEBHOOK_ALLOWED_HOSTS: 'localhost, 127.0.0.1,::1,hooks.internal',
       WEBHOOK_TIMEOUT_MS: '2000',
       WEBHOOK_RETRY_BASE_MS: '50',
       WEBHOOK_MAX_ATTEMPTS: '3',
       WEBHOOK_POLL_INTERVAL_MS: '20',
+      WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '2',
+      WEBHOOK_DISABLE_AFTER_FAILING_MS: '0',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -65,11 +71,14 @@ describe('AppConfig.fromEnvironment', () => {
       databaseStatementTimeoutMs: 30000,
       migrationsAtStart: false,
       shutdownDelayMs: 5000,
+      redisCommandTimeoutMs: 250,
       webhookAllowedHosts: ['localhost', '127.0.0.1', '::1', 'hooks.internal'],
       webhookTimeoutMs: 2000,
       webhookRetryBaseMs: 50,
       webhookMaxAttempts: 3,
       webhookPollIntervalMs: 20,
+      webhookMaxInFlightPerSubscription: 2,
+      webhookDisableAfterFailingMs: 0,
     });
   });
 
@@ -145,6 +154,18 @@ describe('AppConfig.fromEnvironment', () => {
     ...['0', '300001', '5s'].map((ms) => [
       { DATABASE_STATEMENT_TIMEOUT_MS: ms },
       `Invalid configuration: DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 300000 (got "${ms}")`,
+    ]),
+    ...['9', '5001', '0.1s'].map((ms) => [
+      { REDIS_COMMAND_TIMEOUT_MS: ms },
+      `Invalid configuration: REDIS_COMMAND_TIMEOUT_MS must be an integer from 10 to 5000 (got "${ms}")`,
+    ]),
+    ...['0', '129'].map((count) => [
+      { WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: count },
+      `Invalid configuration: WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION must be an integer from 1 to 128 (got "${count}")`,
+    ]),
+    ...['-1', '2592000001', '5d'].map((ms) => [
+      { WEBHOOK_DISABLE_AFTER_FAILING_MS: ms },
+      `Invalid configuration: WEBHOOK_DISABLE_AFTER_FAILING_MS must be an integer from 0 to 2592000000 (got "${ms}")`,
     ]),
   ] as Array<[Record<string, string>, string | RegExp]>)(
     'refuses %j with one line naming the variable',

@@ -18,8 +18,12 @@ import { retryDelayMs } from './retry-schedule.js';
 import { type AttemptResult, sendAttempt } from './webhook-sender.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
-/** Deliveries one process sends at once; a claim takes at most this many. */
-const MAX_IN_FLIGHT = 64;
+/**
+ * Deliveries one process sends at once (sockets waiting, mostly); a subscription takes at
+ * most WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION of them.
+ */
+const MAX_IN_FLIGHT = 128;
+/** Deliveries one claim takes at most, shared round the subscriptions. */
 const CLAIM_BATCH = 32;
 /**
  * Beyond an attempt's own limit (the address lookup and the request have WEBHOOK_TIMEOUT_MS
@@ -45,17 +49,25 @@ interface Attempted {
  * leaves the delivery to be sent again when its lease runs out. A failed attempt is tried
  * again after an exponential back-off with jitter, until WEBHOOK_MAX_ATTEMPTS, then the
  * delivery is failed. Nothing here is on a request's path: a slow receiver costs the
- * worker, never POST /plants.
+ * worker, never POST /plants. Fair: a subscription has at most
+ * WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION attempts in flight here, and each subscription's
+ * share of a claim frees its slots as soon as its outcomes are recorded, so a receiver
+ * that never answers delays only its own deliveries.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
   private readonly database = new ConcurrencyLimit(DATABASE_CONCURRENCY);
-  /** Claims and their deliveries under way. */
-  private readonly batches = new Set<Promise<void>>();
+  /** Claims, attempts and the recording of outcomes under way: a shutdown waits for them. */
+  private readonly work = new Set<Promise<void>>();
+  /** Attempts in flight (until their outcome is recorded), by subscription id. */
+  private readonly inFlight = new Map<string, number>();
+  private inFlightTotal = 0;
+  /** Attempts made whose outcome is not recorded yet. */
+  private attempted: Attempted[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
   private claiming = false;
+  private recording = false;
   private stopped = false;
   /** Says so once per outage, not once per poll. */
   private databaseFailing = false;
@@ -75,28 +87,37 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await Promise.all(this.batches);
+    while (this.work.size > 0) await Promise.all(this.work);
   }
 
   private poll(): void {
-    const room = MAX_IN_FLIGHT - this.inFlight;
+    const room = MAX_IN_FLIGHT - this.inFlightTotal;
     if (this.stopped || this.claiming || room <= 0) return;
     this.claiming = true;
     // Tracked from the claim on: a shutdown waits for what this process has taken.
-    this.track(this.claimAndDeliver(Math.min(room, CLAIM_BATCH)));
+    this.track(this.claimAndSend(Math.min(room, CLAIM_BATCH)));
   }
 
-  private async claimAndDeliver(limit: number): Promise<void> {
+  private async claimAndSend(limit: number): Promise<void> {
     const leaseMs = 2 * this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
-    let claimed: ClaimedDelivery[];
+    const perSubscription = this.config.webhookMaxInFlightPerSubscription;
+    const claimDue = (count: number) =>
+      this.database.run(() =>
+        this.webhooks.claimDue(count, leaseMs, perSubscription, this.inFlight),
+      );
+    let claimed = 0;
     try {
-      claimed = await this.database.run(() => this.webhooks.claimDue(limit, leaseMs));
+      claimed += this.send(await claimDue(limit));
       // Events become deliveries only as fast as they are sent: a backlog behind slow
       // receivers stays one event row per plant, not a row per subscription, rewritten.
-      const room = limit - claimed.length;
-      if (room > 0 && (await this.database.run(() => this.webhooks.fanOut(room))) > 0) {
-        const more = await this.database.run(() => this.webhooks.claimDue(room, leaseMs));
-        claimed = [...claimed, ...more];
+      const room = limit - claimed;
+      if (room > 0) {
+        const busy = [...this.inFlight].flatMap(([id, count]) =>
+          count >= perSubscription ? [id] : [],
+        );
+        if ((await this.database.run(() => this.webhooks.fanOut(room, busy))) > 0) {
+          claimed += this.send(await claimDue(room));
+        }
       }
       this.databaseIsBack();
     } catch (error) {
@@ -105,38 +126,110 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     } finally {
       this.claiming = false;
     }
-    if (claimed.length === 0) return;
-    this.inFlight += claimed.length;
     // A full claim: more may be due at once.
-    if (claimed.length === limit) this.poll();
-    await this.deliver(claimed);
+    if (claimed === limit) this.poll();
   }
 
   private track(work: Promise<void>): void {
-    this.batches.add(work);
-    void work.finally(() => this.batches.delete(work));
+    this.work.add(work);
+    void work.finally(() => this.work.delete(work));
   }
 
-  /** Sends claimed deliveries (counted in `inFlight` by the caller) and records how it went. */
-  private async deliver(claimed: ClaimedDelivery[]): Promise<void> {
-    try {
-      const attempted = await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
-      const outcomes = attempted.map((each) => this.outcomeOf(each));
-      await this.database.run(() =>
-        this.webhooks.recordOutcomes(outcomes, subscriptionStatuses(attempted)),
+  /** Starts an attempt for each claimed delivery; answers how many. */
+  private send(claimed: ClaimedDelivery[]): number {
+    const bySubscription = Map.groupBy(claimed, ({ subscriptionId }) => subscriptionId);
+    for (const [subscriptionId, deliveries] of bySubscription) {
+      this.inFlight.set(
+        subscriptionId,
+        (this.inFlight.get(subscriptionId) ?? 0) + deliveries.length,
       );
-      for (const { status } of outcomes) {
-        if (status === 'delivered') this.metrics.sent.inc();
-        else if (status === 'failed') this.metrics.failed.inc();
-        else this.metrics.retried.inc();
-      }
-    } catch (error) {
-      // Sent or not, the deliveries are due again when their lease runs out.
-      this.databaseFails(error as Error);
-    } finally {
-      this.inFlight -= claimed.length;
+      this.inFlightTotal += deliveries.length;
+      this.track(this.attemptAndRecord(deliveries));
     }
-    if (this.inFlight === 0) this.poll();
+    return claimed.length;
+  }
+
+  /**
+   * One subscription's deliveries of a claim, recorded together once all are attempted:
+   * one statement for the batch, while a receiver that does not answer holds back only
+   * its own.
+   */
+  private async attemptAndRecord(deliveries: ClaimedDelivery[]): Promise<void> {
+    const settled = await Promise.allSettled(deliveries.map((each) => this.attempt(each)));
+    settled.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') {
+        this.attempted.push(outcome.value);
+      } else {
+        // Not sent: it is due again when its lease runs out.
+        this.logger.warn(`webhook attempt not made: ${(outcome.reason as Error).message}`);
+        this.release([deliveries[index]]);
+      }
+    });
+    if (!this.recording) {
+      this.recording = true;
+      this.track(this.recordAttempted());
+    }
+  }
+
+  /**
+   * Records the outcomes of the attempts made so far in one statement, and again while
+   * more finish meanwhile; each frees its slot once recorded, and the freed room is
+   * claimed again at once.
+   */
+  private async recordAttempted(): Promise<void> {
+    try {
+      while (this.attempted.length > 0) {
+        const attempted = this.attempted;
+        this.attempted = [];
+        try {
+          const outcomes = attempted.map((each) => this.outcomeOf(each));
+          const statuses = subscriptionStatuses(attempted);
+          await this.database.run(() => this.webhooks.recordOutcomes(outcomes, statuses));
+          for (const { status } of outcomes) {
+            if (status === 'delivered') this.metrics.sent.inc();
+            else if (status === 'failed') this.metrics.failed.inc();
+            else this.metrics.retried.inc();
+          }
+          await this.disableFailing(statuses);
+        } catch (error) {
+          // Sent or not, the deliveries are due again when their lease runs out.
+          this.databaseFails(error as Error);
+        } finally {
+          this.release(attempted.map(({ delivery }) => delivery));
+        }
+        this.poll();
+      }
+    } finally {
+      this.recording = false;
+    }
+  }
+
+  /**
+   * Disables the subscriptions whose attempts have all failed for
+   * WEBHOOK_DISABLE_AFTER_FAILING_MS; asked only of those whose last attempt failed.
+   */
+  private async disableFailing(statuses: SubscriptionStatus[]): Promise<void> {
+    const { webhookDisableAfterFailingMs } = this.config;
+    const failing = statuses.flatMap(({ id, failuresAfter }) => (failuresAfter > 0 ? [id] : []));
+    if (webhookDisableAfterFailingMs === 0 || failing.length === 0) return;
+    const disabled = await this.database.run(() =>
+      this.webhooks.disableFailing(failing, webhookDisableAfterFailingMs),
+    );
+    for (const { id, failingSince, givenUp } of disabled) {
+      this.metrics.failed.inc(givenUp);
+      this.logger.warn(
+        `webhook ${id} disabled: every attempt failed since ${failingSince.toISOString()}; ${givenUp} pending deliveries failed (POST /webhooks/${id}/enable, then /redeliver)`,
+      );
+    }
+  }
+
+  private release(deliveries: ClaimedDelivery[]): void {
+    for (const { subscriptionId } of deliveries) {
+      const left = (this.inFlight.get(subscriptionId) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(subscriptionId, left);
+      else this.inFlight.delete(subscriptionId);
+      this.inFlightTotal--;
+    }
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<Attempted> {
@@ -187,7 +280,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 }
 
-/** Each subscription's status after these attempts (taken in the order they were claimed). */
+/** Each subscription's status after these attempts (in the order they finished). */
 function subscriptionStatuses(attempted: Attempted[]): SubscriptionStatus[] {
   const byId = new Map<string, SubscriptionStatus>();
   for (const { delivery, result, accepted } of attempted) {

@@ -4,10 +4,11 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { WebhooksRepository } from '../webhooks.repository.js';
 
 /**
- * The queue's age is read from the database at most this often, however often /metrics
- * is scraped (it is public): under a backlog the query scans the pending deliveries.
+ * The queue's age and the disabled subscriptions are read from the database at most this
+ * often, however often /metrics is scraped (it is public): under a backlog the age's
+ * query scans the pending deliveries.
  */
-const QUEUE_AGE_TTL_MS = 5_000;
+const DATABASE_READ_TTL_MS = 5_000;
 
 /** The webhook deliveries in the service's Prometheus metrics (GET /metrics). */
 @Injectable()
@@ -33,18 +34,30 @@ export class WebhookMetrics {
       help: 'Webhook deliveries given up after their last attempt (redeliver sends them again)',
       registers,
     });
-    let readUntil = 0;
-    new Gauge({
-      name: 'webhook_queue_age_seconds',
-      help: 'Age of the oldest webhook delivery not sent yet; 0 when none waits',
-      registers,
-      // A database that does not answer leaves the last value.
-      async collect() {
-        if (Date.now() < readUntil) return;
-        readUntil = Date.now() + QUEUE_AGE_TTL_MS;
-        const seconds = await webhooks.queueAgeSeconds().catch(() => undefined);
-        if (seconds !== undefined) this.set(seconds);
-      },
-    });
+    databaseGauge(
+      'webhook_queue_age_seconds',
+      'Age of the oldest webhook delivery not sent yet; 0 when none waits',
+      () => webhooks.queueAgeSeconds(),
+    );
+    databaseGauge(
+      'webhook_subscriptions_disabled',
+      'Webhook subscriptions disabled because every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS',
+      () => webhooks.disabledCount(),
+    );
+    function databaseGauge(name: string, help: string, read: () => Promise<number>): void {
+      let readUntil = 0;
+      new Gauge({
+        name,
+        help,
+        registers,
+        // A database that does not answer leaves the last value.
+        async collect() {
+          if (Date.now() < readUntil) return;
+          readUntil = Date.now() + DATABASE_READ_TTL_MS;
+          const value = await read().catch(() => undefined);
+          if (value !== undefined) this.set(value);
+        },
+      });
+    }
   }
 }

@@ -46,6 +46,29 @@ export class WebhookDto {
     description: 'Attempts that failed since the last success',
   })
   failuresInARow: number;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      'The first failed attempt since the last success (or since it was enabled); null when the last attempt succeeded',
+  })
+  failingSince: string | null;
+
+  @ApiProperty({
+    description:
+      'false once every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS (5 days by default): nothing is sent to it until POST /webhooks/{id}/enable',
+  })
+  enabled: boolean;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'When it was disabled for failing; null while enabled',
+  })
+  disabledAt: string | null;
 }
 
 /** The answer to POST /webhooks: the subscription and, this once, its signing secret. */
@@ -82,6 +105,9 @@ export function toWebhookDto(subscription: WebhookSubscription): WebhookDto {
     lastStatus,
     lastError,
     failuresInARow: subscription.failuresInARow,
+    failingSince: subscription.failingSince?.toISOString() ?? null,
+    enabled: !subscription.disabledAt,
+    disabledAt: subscription.disabledAt?.toISOString() ?? null,
   };
 }
 

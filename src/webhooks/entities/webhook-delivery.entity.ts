@@ -16,7 +16,9 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
  * sent until the receiver answers 2xx or the attempts run out.
  */
 @Entity({ name: 'webhook_deliveries' })
-@Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status = 'pending'" })
+@Index('webhook_deliveries_due_by_subscription_idx', ['subscriptionId', 'nextAttemptAt'], {
+  where: "status = 'pending'",
+})
 @Index('webhook_deliveries_subscription_idx', ['subscriptionId', 'status'])
 export class WebhookDelivery {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })

@@ -31,4 +31,15 @@ export class WebhookSubscription {
 
   @Column({ name: 'failures_in_a_row', type: 'integer', default: 0 })
   failuresInARow: number;
+
+  /** The first failed attempt since the last success (or since it was enabled); null: none. */
+  @Column({ name: 'failing_since', type: 'timestamptz', nullable: true })
+  failingSince: Date | null;
+
+  /**
+   * Set when every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS: nothing is sent to
+   * it until it is enabled again (POST /webhooks/{id}/enable).
+   */
+  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
+  disabledAt: Date | null;
 }

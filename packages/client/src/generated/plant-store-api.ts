@@ -140,6 +140,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a subscription disabled for failing
+         * @description A subscription whose every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS (5 days by default) is disabled: it is sent nothing, and its pending deliveries are failed. This sends it the plants created from now on again, and starts its failure window afresh; redeliver then sends the failed deliveries. Enabling an enabled subscription changes nothing.
+         */
+        post: operations["enableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -273,6 +293,18 @@ export interface components {
              * @description Attempts that failed since the last success
              */
             failuresInARow: number;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the last success (or since it was enabled); null when the last attempt succeeded
+             */
+            failingSince: string | null;
+            /** @description false once every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS (5 days by default): nothing is sent to it until POST /webhooks/{id}/enable */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was disabled for failing; null while enabled
+             */
+            disabledAt: string | null;
             /** @description The Standard Webhooks signing secret (`whsec_` and base64): shown once, keep it to verify deliveries */
             secret: string;
         };
@@ -305,6 +337,18 @@ export interface components {
              * @description Attempts that failed since the last success
              */
             failuresInARow: number;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the last success (or since it was enabled); null when the last attempt succeeded
+             */
+            failingSince: string | null;
+            /** @description false once every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS (5 days by default): nothing is sent to it until POST /webhooks/{id}/enable */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was disabled for failing; null while enabled
+             */
+            disabledAt: string | null;
         };
         Redelivery: {
             /**
@@ -1228,6 +1272,116 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The id is not a UUID, or the request has a body that is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope webhooks:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description There is no webhook with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This token sent too many requests; retry later */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service failed unexpectedly */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or too slow; retry later */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, enabled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
             };
             /** @description The id is not a UUID, or the request has a body that is not JSON */
             400: {
