@@ -25,6 +25,11 @@ const READY_LIMIT = { timeout: 120_000, interval: 500 };
 const FROZEN_REQUEST_LIMIT_MS = 10_000;
 /** How long a dependency stays frozen: longer than a request's bound. */
 const FROZEN_MS = 11_000;
+/**
+ * A request's bound while Redis hangs: REDIS_COMMAND_TIMEOUT_MS (100 ms) once, then the
+ * in-memory count; the rest is the machine's own latency under the compose stack.
+ */
+const REDIS_FROZEN_REQUEST_LIMIT_MS = 1_000;
 /** Slower than LOAD_PER_SECOND: a frozen dependency's step lasts longer, with one token. */
 const FROZEN_LOAD_PER_SECOND = 20;
 const README_PLANT_ID = '9223372036854775807';
@@ -495,6 +500,32 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
       expect(afterRecovery.filter(({ outcome }) => outcome !== '200')).toEqual([]);
       await expectStored(sent);
     });
+  });
+
+  it('8. with redis frozen under load: every create answered 200 without waiting for it, a warning, then Redis again', async () => {
+    const token = await issueToken('frozen-redis');
+    const [redis] = await stack.containers('redis');
+    const sent = await underSteadyLoad(
+      token,
+      6_000_000,
+      async () => {
+        await sleep(1_000);
+        await stack.docker(['pause', redis.id]);
+        try {
+          await sleep(5_000);
+        } finally {
+          await stack.docker(['unpause', redis.id]);
+        }
+        await sleep(3_000);
+      },
+      FROZEN_LOAD_PER_SECOND,
+    );
+    expect(sent.filter(({ outcome }) => outcome !== '200')).toEqual([]);
+    expect(sent.filter(({ durationMs }) => durationMs > REDIS_FROZEN_REQUEST_LIMIT_MS)).toEqual([]);
+    await expectStored(sent);
+    const logs = await stack.compose(['logs', '--no-color', 'api']);
+    expect(logs).toContain('counting the rate limit in memory until it answers');
+    expect(logs).toContain('Redis answers again: counting the rate limit in Redis');
   });
 
   it('9. stops every service with exit code 0, pgbouncer included', async () => {
