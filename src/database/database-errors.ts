@@ -62,17 +62,66 @@ export function isDataException(error: unknown): boolean {
   return sqlStateOf(error)?.startsWith('22') === true;
 }
 
-/**
- * A character the database's encoding cannot represent (an emoji in a LATIN1 database):
- * untranslatable_character (22P05) or character_not_in_repertoire (22021). The client's
- * fault, not the service's: a 400.
- */
-export function isUnstorableCharacter(error: unknown): boolean {
-  const code = sqlStateOf(error);
-  return code === '22P05' || code === '22021';
-}
-
 /** unique_violation (23505): a row with the same unique key exists. */
 export function isUniqueViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23505';
+}
+
+/**
+ * foreign_key_violation (23503): a row refers to one that does not exist (an insert, or
+ * a race with the parent's delete), or a row still referred to was deleted. A module
+ * that knows which parent is missing may answer 404 instead of the generic 409.
+ */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return sqlStateOf(error) === '23503';
+}
+
+/** What a client-caused refusal means, in words a client understands, and its status. */
+export interface ClientCausedRefusal {
+  status: 400 | 409;
+  message: string;
+}
+
+/**
+ * The integrity (23) and data (22) errors a request can provoke, whatever the module:
+ * they say what was wrong with the data, never how the SQL failed.
+ */
+const CLIENT_CAUSED_REFUSALS: Record<string, ClientCausedRefusal> = {
+  '23505': { status: 409, message: 'this conflicts with something that exists already' },
+  '23001': { status: 409, message: 'this is still referred to by something else' },
+  '23P01': { status: 409, message: 'this conflicts with something that exists already' },
+  '23502': { status: 400, message: 'a required value is missing' },
+  '23514': { status: 400, message: 'a value is outside what is allowed' },
+  '22001': { status: 400, message: 'a value is too long' },
+  '22003': { status: 400, message: 'a number is out of range' },
+  '22P02': { status: 400, message: 'a value is not in a valid form' },
+  '22P05': { status: 400, message: 'the request holds a character the database cannot store' },
+  '22021': { status: 400, message: 'the request holds a character the database cannot store' },
+};
+const MISSING_REFERENCE: ClientCausedRefusal = {
+  status: 409,
+  message: 'this refers to something that does not exist',
+};
+const STILL_REFERENCED = CLIENT_CAUSED_REFUSALS['23001'];
+const OTHER_DATA_EXCEPTION: ClientCausedRefusal = {
+  status: 400,
+  message: 'a value cannot be stored',
+};
+
+/**
+ * The 4xx a database refusal means when the request's data caused it; undefined when
+ * the fault is not the client's (an outage, a bug in a statement).
+ */
+export function clientCausedRefusal(error: unknown): ClientCausedRefusal | undefined {
+  const code = sqlStateOf(error);
+  if (code === undefined) return undefined;
+  if (code === '23503') {
+    // PostgreSQL's detail tells the two directions apart: "Key (…)=(…) is not present in
+    // table …" for a missing parent, "… is still referenced from table …" otherwise.
+    const { detail } = driverErrorOf(error) as { detail?: unknown };
+    return typeof detail === 'string' && detail.includes('still referenced')
+      ? STILL_REFERENCED
+      : MISSING_REFERENCE;
+  }
+  return CLIENT_CAUSED_REFUSALS[code] ?? (code.startsWith('22') ? OTHER_DATA_EXCEPTION : undefined);
 }
