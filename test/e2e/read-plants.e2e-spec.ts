@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PlantsReader } from '../../src/plants/plants.reader.js';
 import {
   expectError,
   nextPageUrl,
@@ -221,6 +222,21 @@ describe('reading plants', () => {
     it('refuses a tag longer than 255 characters and a repeated tag with 400', async () => {
       expectError(await client.list(`?tag=${'x'.repeat(256)}`), 400, /^tag must be 0 to 255/);
       expectError(await client.list('?tag=a&tag=b'), 400, /^tag must be a string/);
+    });
+  });
+
+  describe('PlantsReader, what PlantsModule exports for other modules', () => {
+    it('finds a plant by its exact int64 id, and says whether one exists', async () => {
+      await client.create(edgePlant('9223372036854775807'));
+      const reader = api.app.get(PlantsReader);
+      expect(await reader.find(9223372036854775807n)).toEqual({
+        id: 9223372036854775807n,
+        name: 'edge',
+        tag: 'int64',
+      });
+      expect(await reader.exists(9223372036854775807n)).toBe(true);
+      expect(await reader.find(-42n)).toBeNull();
+      expect(await reader.exists(-42n)).toBe(false);
     });
   });
 });
