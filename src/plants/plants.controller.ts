@@ -11,22 +11,16 @@ import {
   Query,
   Res,
 } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-} from '@nestjs/swagger';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
+import { ApiInt64IdParam, ApiNotFoundResponse } from '../common/openapi/api-by-id.decorators.js';
 import { routePattern } from '../common/http/request-observer.js';
 import {
   ApiDatabaseBackedResponses,
   ApiErrorResponse,
   ApiJsonBodyResponses,
 } from '../common/openapi/api-error-response.decorator.js';
-import { INT64_SCHEMA } from '../common/openapi/int64.schema.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { CreatePlantDto } from './dto/create-plant.dto.js';
 import { ListPlantsQueryDto } from './dto/list-plants-query.dto.js';
@@ -35,9 +29,8 @@ import { ReplacePlantDto } from './dto/replace-plant.dto.js';
 import { StoredPlantDto, toStoredPlantDto } from './dto/stored-plant.dto.js';
 import { PlantsService } from './plants.service.js';
 
-const ApiPlantIdParam = () =>
-  ApiParam({ name: 'id', schema: INT64_SCHEMA, description: 'Identification number of the plant' });
-const ApiPlantNotFoundResponse = () => ApiErrorResponse(404, 'There is no plant with this id');
+const ApiPlantIdParam = () => ApiInt64IdParam('Identification number of the plant');
+const ApiPlantNotFoundResponse = () => ApiNotFoundResponse('plant');
 
 @Controller('plants')
 @ApiDatabaseBackedResponses()

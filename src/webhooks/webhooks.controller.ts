@@ -17,9 +17,9 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
 } from '@nestjs/swagger';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
+import { ApiNotFoundResponse, ApiUuidIdParam } from '../common/openapi/api-by-id.decorators.js';
 import {
   ApiDatabaseBackedResponses,
   ApiErrorResponse,
@@ -35,13 +35,12 @@ import {
 } from './dto/webhook.dto.js';
 import { WebhooksService } from './webhooks.service.js';
 
-const ApiWebhookIdParam = () =>
-  ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' }, description: 'The webhook' });
+const ApiWebhookIdParam = () => ApiUuidIdParam('The webhook');
 /** Also for a body, which these operations take none of, that is not JSON. */
 const ApiWebhookByIdResponses = () =>
   applyDecorators(
     ApiErrorResponse(400, 'The id is not a UUID, or the request has a body that is not JSON'),
-    ApiErrorResponse(404, 'There is no webhook with this id'),
+    ApiNotFoundResponse('webhook'),
     ApiJsonBodyResponses(),
   );
 
