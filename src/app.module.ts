@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { APP_SCHEMA } from './app.schema.js';
 import { APP_SCOPES } from './app.scopes.js';
 import { AuthModule } from './auth/auth.module.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
@@ -21,13 +22,14 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
 /**
  * The service. Its globals are providers, all here (APP_FILTER, APP_PIPE, APP_GUARD), so
  * an app built from this module in a test behaves as in production. A feature module is
- * registered by adding it to `imports`, and its scopes to src/app.scopes.ts.
+ * registered by adding it to `imports`, its scopes to src/app.scopes.ts, and its entities and
+ * migrations to src/app.schema.ts.
  */
 @Module({
   imports: [
     ConfigModule,
     LoggingModule,
-    DatabaseModule,
+    DatabaseModule.forRoot(APP_SCHEMA),
     AuthModule.forRoot(APP_SCOPES),
     RateLimitModule,
     MetricsModule,

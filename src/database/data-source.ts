@@ -1,25 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
-import { ApiToken } from '../auth/entities/api-token.entity.js';
 import type { AppConfig } from '../config/app-config.js';
-import { Plant } from '../plants/entities/plant.entity.js';
-import { CreatePlantsAndApiTokens1763700000000 } from '../../migrations/1763700000000-CreatePlantsAndApiTokens.js';
-import { IndexPlantsByTag1763800000000 } from '../../migrations/1763800000000-IndexPlantsByTag.js';
-import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-CreateWebhooks.js';
-import { IndexDueDeliveriesBySubscription1764000000000 } from '../../migrations/1764000000000-IndexDueDeliveriesBySubscription.js';
-import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000000-DisableFailingWebhooks.js';
-import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
-import { WebhookEvent } from '../webhooks/entities/webhook-event.entity.js';
-import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
-
-/** Listed, not globbed: the same list works compiled, under Vitest and in the TypeORM CLI. */
-export const ENTITIES = [Plant, ApiToken, WebhookSubscription, WebhookEvent, WebhookDelivery];
-export const MIGRATIONS = [
-  CreatePlantsAndApiTokens1763700000000,
-  IndexPlantsByTag1763800000000,
-  CreateWebhooks1763900000000,
-  IndexDueDeliveriesBySubscription1764000000000,
-  DisableFailingWebhooks1764100000000,
-];
+import type { DatabaseSchema } from './database-schema.js';
 
 /**
  * A frozen server cannot enforce its own statement_timeout, so `pg` bounds the wait for
@@ -49,12 +30,16 @@ export function databaseAnswerLimitMs(limits: DatabaseLimits): number {
  * The one definition of how the service talks to PostgreSQL. The limits (AppConfig's
  * DATABASE_* settings) make a stuck database cost a request seconds, not forever.
  */
-export function dataSourceOptions(url: string, limits: DatabaseLimits): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  limits: DatabaseLimits,
+  { entities, migrations }: DatabaseSchema,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    entities: ENTITIES,
-    migrations: MIGRATIONS,
+    entities,
+    migrations,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,

@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
+import type { DatabaseSchema } from './database-schema.js';
 import { DatabaseServer } from './database-server.js';
 import { MigrationsAtStart } from './migrations.js';
 
@@ -12,18 +13,24 @@ import { MigrationsAtStart } from './migrations.js';
 class DatabaseServerModule {}
 
 /**
- * TypeORM on PostgreSQL; pending migrations run before the service accepts requests (see
+ * TypeORM on PostgreSQL, with the entities and migrations the application gathered from
+ * its modules; pending migrations run before the service accepts requests (see
  * MigrationsAtStart).
  */
-@Module({
-  imports: [
-    TypeOrmModule.forRootAsync({
-      imports: [DatabaseServerModule],
-      inject: [DatabaseServer, AppConfig],
-      useFactory: (server: DatabaseServer, config: AppConfig) =>
-        dataSourceOptions(server.url, config),
-    }),
-  ],
-  providers: [MigrationsAtStart],
-})
-export class DatabaseModule {}
+@Module({})
+export class DatabaseModule {
+  static forRoot(schema: DatabaseSchema): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          imports: [DatabaseServerModule],
+          inject: [DatabaseServer, AppConfig],
+          useFactory: (server: DatabaseServer, config: AppConfig) =>
+            dataSourceOptions(server.url, config, schema),
+        }),
+      ],
+      providers: [MigrationsAtStart],
+    };
+  }
+}

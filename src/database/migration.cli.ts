@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
+import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 import { DatabaseServer } from './database-server.js';
@@ -15,7 +16,7 @@ async function main(command: string | undefined): Promise<void> {
   }
   const config = AppConfig.fromEnvironment();
   const server = await DatabaseServer.connect(config);
-  const dataSource = new DataSource(dataSourceOptions(server.url, config));
+  const dataSource = new DataSource(dataSourceOptions(server.url, config, APP_SCHEMA));
   try {
     await dataSource.initialize();
     if (command === 'run') {

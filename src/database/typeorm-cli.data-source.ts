@@ -1,8 +1,9 @@
 import { DataSource } from 'typeorm';
+import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 
 const config = AppConfig.fromEnvironment();
 
 /** The data source the TypeORM CLI loads (`npm run migration:generate`); it needs DATABASE_URL. */
-export default new DataSource(dataSourceOptions(config.databaseUrl ?? '', config));
+export default new DataSource(dataSourceOptions(config.databaseUrl ?? '', config, APP_SCHEMA));

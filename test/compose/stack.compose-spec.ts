@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS } from '../../src/database/data-source.js';
+import { APP_SCHEMA } from '../../src/app.schema.js';
+
+const MIGRATIONS = APP_SCHEMA.migrations;
 import { send } from '../support/built-service.js';
 import { Webhook } from 'standardwebhooks';
 import { ComposeStack, type ContainerState } from '../support/compose-stack.js';

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS } from '../../src/database/data-source.js';
+import { APP_SCHEMA } from '../../src/app.schema.js';
+
+const MIGRATIONS = APP_SCHEMA.migrations;
 import {
   issueToken,
   runMigrationCli,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app-config.js';
-import { dataSourceOptions, MIGRATIONS } from '../../src/database/data-source.js';
+import { APP_SCHEMA } from '../../src/app.schema.js';
+import { dataSourceOptions } from '../../src/database/data-source.js';
 import { runPendingMigrations } from '../../src/database/migrations.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
@@ -12,7 +13,7 @@ describe('migrations', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     dataSource = await new DataSource(
-      dataSourceOptions(database.url, AppConfig.fromEnvironment({})),
+      dataSourceOptions(database.url, AppConfig.fromEnvironment({}), APP_SCHEMA),
     ).initialize();
   });
   afterAll(async () => {
@@ -27,11 +28,11 @@ describe('migrations', () => {
   });
 
   it('revert completely and apply again', async () => {
-    for (const _ of MIGRATIONS) await dataSource.undoLastMigration();
+    for (const _ of APP_SCHEMA.migrations) await dataSource.undoLastMigration();
     expect(await database.query("SELECT to_regclass('plants') AS plants")).toEqual([
       { plants: null },
     ]);
-    expect(await dataSource.runMigrations()).toHaveLength(MIGRATIONS.length);
+    expect(await dataSource.runMigrations()).toHaveLength(APP_SCHEMA.migrations.length);
   });
 });
 
@@ -42,7 +43,7 @@ describe('migrations run by several processes at once', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const options = dataSourceOptions(database.url, AppConfig.fromEnvironment({}));
+    const options = dataSourceOptions(database.url, AppConfig.fromEnvironment({}), APP_SCHEMA);
     dataSources = await Promise.all(
       Array.from({ length: PROCESSES }, () => new DataSource(options).initialize()),
     );
@@ -56,8 +57,10 @@ describe('migrations run by several processes at once', () => {
     const applied = await Promise.all(
       dataSources.map((dataSource) => runPendingMigrations(dataSource, undefined)),
     );
-    expect(applied.flat().map(({ name }) => name)).toEqual(MIGRATIONS.map(({ name }) => name));
+    expect(applied.flat().map(({ name }) => name)).toEqual(
+      APP_SCHEMA.migrations.map(({ name }) => name),
+    );
     const rows = await database.query<{ name: string }>('SELECT name FROM migrations');
-    expect(rows).toHaveLength(MIGRATIONS.length);
+    expect(rows).toHaveLength(APP_SCHEMA.migrations.length);
   });
 });

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MIGRATIONS } from '../../src/database/data-source.js';
+import { APP_SCHEMA } from '../../src/app.schema.js';
+
+const MIGRATIONS = APP_SCHEMA.migrations;
 import { issueToken, runTokenCli, send, type Exit } from '../support/built-service.js';
 import { startPgBouncer, type Pooler } from '../support/pgbouncer.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';

@@ -1,0 +1,17 @@
+import type { DatabaseSchema } from '../database/database-schema.js';
+import { WebhookDelivery } from './entities/webhook-delivery.entity.js';
+import { WebhookEvent } from './entities/webhook-event.entity.js';
+import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
+import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-CreateWebhooks.js';
+import { IndexDueDeliveriesBySubscription1764000000000 } from '../../migrations/1764000000000-IndexDueDeliveriesBySubscription.js';
+import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000000-DisableFailingWebhooks.js';
+
+/** Subscriptions, the outbox of new-plant events, and their deliveries. */
+export const WEBHOOKS_SCHEMA: DatabaseSchema = {
+  entities: [WebhookSubscription, WebhookEvent, WebhookDelivery],
+  migrations: [
+    CreateWebhooks1763900000000,
+    IndexDueDeliveriesBySubscription1764000000000,
+    DisableFailingWebhooks1764100000000,
+  ],
+};
