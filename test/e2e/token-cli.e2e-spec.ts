@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_SCOPES } from '../../src/app.scopes.js';
 import { runTokenCommand, UsageError } from '../../src/auth/cli/token-commands.js';
 import { TokenRequestError } from '../../src/auth/token-request.error.js';
 import { TokensService } from '../../src/auth/tokens.service.js';
@@ -104,7 +105,7 @@ describe('the token commands', () => {
 
   it('names every scope the modules declare when refusing an unknown one', async () => {
     await expect(run('create', '--name', 'x', '--scopes', 'plants:admin')).rejects.toThrow(
-      'use one or more of plants:read, plants:write, webhooks:manage',
+      `use one or more of ${APP_SCOPES.all.join(', ')}`,
     );
   });
 
