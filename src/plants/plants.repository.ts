@@ -5,6 +5,7 @@ import type { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { BatchingQueue } from '../database/batching-queue.js';
 import { databaseAnswerLimitMs } from '../database/data-source.js';
+import { poolerSafe, type Statement } from '../database/pooler-safe-statement.js';
 import { isDataException } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { CreatedPlantsOutbox } from './created-plants-outbox.js';
@@ -49,8 +50,6 @@ const FIND_BY_ID = {
   text: 'SELECT name, tag FROM plants WHERE id = $1',
 };
 
-type Statement = Omit<pg.QueryConfig, 'values'>;
-
 /** Up to this many requests share a statement: bounds its size when very many arrive at once. */
 const MAX_BATCH = 256;
 /**
@@ -77,7 +76,7 @@ export interface PlantsPageQuery {
 @Injectable()
 export class PlantsRepository implements OnApplicationBootstrap {
   private readonly pool: pg.Pool;
-  private readonly prepared: boolean;
+  private readonly config: Pick<AppConfig, 'throughTransactionPooler'>;
   private insertBatchStatement!: Statement;
   private insertOneStatement!: Statement;
   private readonly findByIdsStatement: Statement;
@@ -91,11 +90,9 @@ export class PlantsRepository implements OnApplicationBootstrap {
     config: AppConfig,
   ) {
     this.pool = postgresPool(plants.manager.dataSource);
-    // Behind a transaction pooler a statement prepared on one server session is unknown
-    // to the next one: the statements are then sent unnamed, parsed and planned each time.
-    this.prepared = !config.throughTransactionPooler;
-    this.findByIdsStatement = this.statement(FIND_BY_IDS);
-    this.findByIdStatement = this.statement(FIND_BY_ID);
+    this.config = config;
+    this.findByIdsStatement = poolerSafe(FIND_BY_IDS, config);
+    this.findByIdStatement = poolerSafe(FIND_BY_ID, config);
     // A request waits for the database no longer in a batch than on its own.
     const batching = {
       concurrency: CONCURRENCY,
@@ -109,11 +106,6 @@ export class PlantsRepository implements OnApplicationBootstrap {
     this.reads = new BatchingQueue((ids) => this.findBatch(ids), batching);
   }
 
-  /** Behind a transaction pooler, the statement unnamed (see the constructor). */
-  private statement({ name, text }: Statement): Statement {
-    return this.prepared ? { name, text } : { text };
-  }
-
   /** Once every module has added its outbox writers (in onModuleInit), before any request. */
   onApplicationBootstrap(): void {
     this.insertBatchStatement = this.insertStatement(INSERT_BATCH);
@@ -122,7 +114,7 @@ export class PlantsRepository implements OnApplicationBootstrap {
 
   /** An insert with the outbox's writers (see CreatedPlantsOutbox), named unless pooled. */
   private insertStatement({ name, text }: Statement): Statement {
-    return this.statement({ name, text: this.outbox.statement(text) });
+    return poolerSafe({ name, text: this.outbox.statement(text) }, this.config);
   }
 
   /**
