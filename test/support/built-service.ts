@@ -62,10 +62,10 @@ export interface ServiceOptions {
    */
   ownProcessGroup?: boolean;
   /**
-   * Stops keeping the request lines of stdout once the service listens: a long run logs a
-   * line per request. The other lines (warnings, say) are kept.
+   * Stops keeping stdout once the service listens: a long run logs a line per request.
+   * `'request lines'`: forgets only those, and keeps the others (warnings, say).
    */
-  forgetOutput?: boolean;
+  forgetOutput?: boolean | 'request lines';
   /** Runs it with the Node.js flags of `npm run start:prod`, as the image does. */
   productionFlags?: boolean;
 }
@@ -81,7 +81,7 @@ function productionFlags(): string[] {
 /** `node dist/src/main.js` as an operator runs it. */
 export class ServiceProcess {
   private stdout = '';
-  /** With forgetOutput: the start of a line whose end has not come yet. */
+  /** With forgetOutput 'request lines': the start of a line whose end has not come yet. */
   private partialLine = '';
   private stderr = '';
   private listens = false;
@@ -107,6 +107,7 @@ export class ServiceProcess {
         this.stdout += chunk.toString();
         return;
       }
+      if (options.forgetOutput === true) return;
       const lines = (this.partialLine + chunk.toString()).split('\n');
       this.partialLine = lines.pop()!;
       for (const line of lines) {
