@@ -64,11 +64,14 @@ describe('a webhook subscription that keeps failing is disabled, and can be enab
     const failingFrom = Date.now();
     await create();
     await failing.waitFor(1);
-    expect(await subscription(id)).toMatchObject({
-      failingSince: expect.stringMatching(/^\d{4}-/),
-      enabled: true,
-      disabledAt: null,
-    });
+    // The receiver has it before the outcome is recorded.
+    await expect
+      .poll(() => subscription(id))
+      .toMatchObject({
+        failingSince: expect.stringMatching(/^\d{4}-/),
+        enabled: true,
+        disabledAt: null,
+      });
     // New plants keep coming, and failing, until the window has passed.
     while ((await subscription(id)).enabled) {
       expect(Date.now() - failingFrom).toBeLessThan(DISABLE_AFTER_MS + 5_000);

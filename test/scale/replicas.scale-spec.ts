@@ -80,7 +80,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
         RATE_LIMIT_PER_MINUTE: String(rateLimitPerMinute),
         SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
       },
-      { forgetOutput: true },
+      { forgetOutput: 'request lines' },
     );
 
   /** A GET that needs a valid token; its status. */
@@ -230,6 +230,21 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
         await sleep(500);
       });
       expect(performance.now() - thawedAt).toBeGreaterThan(500);
+      // Each replica said so once, and said when Redis was back.
+      for (const { service } of set.replicas) {
+        expect(
+          service
+            .logLines()
+            .filter(({ context }) => context === 'RateLimit')
+            .map(({ level, msg }) => [level, msg]),
+        ).toEqual([
+          [
+            'warn',
+            'Redis did not answer within 100 ms: counting the rate limit in memory until it answers',
+          ],
+          ['info', 'Redis answers again: counting the rate limit in Redis'],
+        ]);
+      }
       expect(results.length).toBeGreaterThan(100);
       expect(results.filter(({ outcomes }) => outcomes.join() !== '200')).toEqual([]);
       expect(results.filter(({ ms }) => ms >= FROZEN_REDIS_BOUND_MS)).toEqual([]);

@@ -61,8 +61,11 @@ export interface ServiceOptions {
    * `killProcessGroup()` can end it and every process it started in its group at once.
    */
   ownProcessGroup?: boolean;
-  /** Stops keeping stdout once the service listens: a long run logs a line per request. */
-  forgetOutput?: boolean;
+  /**
+   * Stops keeping stdout once the service listens: a long run logs a line per request.
+   * `'request lines'`: forgets only those, and keeps the others (warnings, say).
+   */
+  forgetOutput?: boolean | 'request lines';
   /** Runs it with the Node.js flags of `npm run start:prod`, as the image does. */
   productionFlags?: boolean;
 }
@@ -78,6 +81,8 @@ function productionFlags(): string[] {
 /** `node dist/src/main.js` as an operator runs it. */
 export class ServiceProcess {
   private stdout = '';
+  /** With forgetOutput 'request lines': the start of a line whose end has not come yet. */
+  private partialLine = '';
   private stderr = '';
   private listens = false;
   /** The port it was told to listen on; 0: one the system picks. */
@@ -98,7 +103,16 @@ export class ServiceProcess {
       detached: options.ownProcessGroup === true,
     });
     this.child.stdout!.on('data', (chunk: Buffer) => {
-      if (!(options.forgetOutput && this.listens)) this.stdout += chunk.toString();
+      if (!(options.forgetOutput && this.listens)) {
+        this.stdout += chunk.toString();
+        return;
+      }
+      if (options.forgetOutput === true) return;
+      const lines = (this.partialLine + chunk.toString()).split('\n');
+      this.partialLine = lines.pop()!;
+      for (const line of lines) {
+        if (!line.includes('"msg":"request completed"')) this.stdout += `${line}\n`;
+      }
     });
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     // `close`, not `exit`: it comes once the pipes are read too, so the last lines are in.
