@@ -25,6 +25,16 @@ const REVOCATION_LIMIT_MS = 1_000;
  * waited for the 60 s socket limit.
  */
 const FROZEN_REDIS_BOUND_MS = 1_000;
+/**
+ * What a request may take while PgBouncer hangs: DATABASE_CONNECT_TIMEOUT_MS (3 s),
+ * DATABASE_STATEMENT_TIMEOUT_MS (5 s) and the client's 1 s margin, plus a second for the
+ * machine (docs/operations.md).
+ */
+const DATABASE_ANSWER_BOUND_MS = 10_000;
+/** How long PgBouncer stays frozen: longer than a request's bound. */
+const POOLER_FROZEN_MS = 11_000;
+/** Creates a second while PgBouncer is frozen: each one waits up to the bound. */
+const FROZEN_POOLER_LOAD_PER_SECOND = 20;
 /** HAProxy's view of a replica's server slot, polled until it changes. */
 const BALANCER_POLL = { timeout: 10_000, interval: 50 };
 
@@ -250,6 +260,73 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
       expect(results.filter(({ ms }) => ms >= FROZEN_REDIS_BOUND_MS)).toEqual([]);
       await expectStored(results);
     });
+
+    it.runIf(pooled)(
+      'answers 503 in the error shape within the time-outs while PgBouncer is frozen (SIGSTOP), fails readiness, and serves again by itself once it thaws',
+      async () => {
+        const readiness = () =>
+          Promise.all(
+            set.replicas.map(({ url }) => send(`${url}/health/ready`).then(({ status }) => status)),
+          );
+        // One attempt each, at a steady pace: each answer is judged as the client gets it.
+        const answers: { id: number; sentAt: number; ms: number; status: number; body: string }[] =
+          [];
+        let frozen = true;
+        let thawedAt = Number.POSITIVE_INFINITY;
+        const sending: Promise<void>[] = [];
+        const pace = setInterval(() => {
+          const id = nextId++;
+          const sentAt = performance.now();
+          sending.push(
+            send(`${set.balancer.url}/plants`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ id, name: `plant ${id}` }),
+            }).then(({ status, body }) => {
+              answers.push({ id, sentAt, ms: performance.now() - sentAt, status, body });
+            }),
+          );
+        }, 1_000 / FROZEN_POOLER_LOAD_PER_SECOND);
+        try {
+          await sleep(500);
+          process.kill(pooler.pid, 'SIGSTOP');
+          const frozenAt = performance.now();
+          try {
+            await expect
+              .poll(readiness, { timeout: DATABASE_ANSWER_BOUND_MS, interval: 100 })
+              .toEqual([503, 503, 503]);
+            // Longer than a request may wait, so that requests caught in it time out.
+            await sleep(POOLER_FROZEN_MS - (performance.now() - frozenAt));
+          } finally {
+            process.kill(pooler.pid, 'SIGCONT');
+            frozen = false;
+          }
+          // Serving again: HAProxy has every replica back in rotation.
+          await expect.poll(slotStatuses, BALANCER_POLL).toEqual(['UP', 'UP', 'UP']);
+          thawedAt = performance.now();
+          await sleep(1_000);
+        } finally {
+          clearInterval(pace);
+          if (frozen) process.kill(pooler.pid, 'SIGCONT');
+        }
+        await Promise.all(sending);
+        expect(answers.filter(({ ms }) => ms > DATABASE_ANSWER_BOUND_MS)).toEqual([]);
+        const refused = answers.filter(({ status }) => status !== 200);
+        expect(refused.length).toBeGreaterThan(0);
+        for (const { status, body } of refused) {
+          expect(status).toBe(503);
+          expect(JSON.parse(body)).toMatchObject({ error: 503, message: expect.any(String) });
+        }
+        const afterwards = answers.filter(({ sentAt }) => sentAt > thawedAt);
+        expect(afterwards.length).toBeGreaterThan(0);
+        expect(afterwards.filter(({ status }) => status !== 200)).toEqual([]);
+        await expectStored(
+          answers
+            .filter(({ status }) => status === 200)
+            .map(({ id, sentAt, ms }) => ({ id, sentAt, ms, outcomes: ['200'] })),
+        );
+      },
+    );
 
     it('loses no request while every replica is restarted in turn, as a rolling update does', async () => {
       const exits: Exit[] = [];

@@ -1,11 +1,20 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort } from './built-service.js';
 import { whenListening } from './loopback-server.js';
+
+/** What deploy/haproxy/haproxy.cfg answers itself (`http-error`: the API's error shape). */
+const DEPLOYED_ERROR_ANSWERS = readFileSync(
+  fileURLToPath(new URL('../../deploy/haproxy/haproxy.cfg', import.meta.url)),
+  'utf8',
+)
+  .split('\n')
+  .filter((line) => line.trim().startsWith('http-error '));
 
 /** Debian's HAProxy (2.6); `.ci/run` installs it when missing. */
 export const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find(existsSync);
@@ -36,7 +45,7 @@ export interface Balancer {
 
 /**
  * HAProxy on a free loopback port in front of these replicas, with the settings of
- * deploy/haproxy/haproxy.cfg (readiness checks, retries of failed connections) but a
+ * deploy/haproxy/haproxy.cfg (readiness checks, retries of failed connections, its own answers in the error shape) but a
  * static server list and faster checks, so that the test runs in seconds. A replica that
  * is restarted on the port it had takes its server slot back. The statistics come from
  * HAProxy's runtime API, on a Unix socket of its own.
@@ -60,6 +69,7 @@ export async function startHaproxy(replicaUrls: string[]): Promise<Balancer> {
       '  retry-on conn-failure',
       '  retries 2',
       '  option redispatch',
+      ...DEPLOYED_ERROR_ANSWERS,
       'frontend api',
       `  bind 127.0.0.1:${port}`,
       '  default_backend replicas',
