@@ -1,4 +1,10 @@
 export {
+  InvalidWebhookError,
+  type NewPlantWebhook,
+  verifyNewPlantWebhook,
+  type WebhookHeaders,
+} from './new-plant-webhook.js';
+export {
   createPlantStoreClient,
   type CreatedWebhook,
   type CreateRetryOptions,
