@@ -1,15 +1,32 @@
+import { randomBytes } from 'node:crypto';
 import {
+  type CreatedWebhook,
   createPlantStoreClient,
+  InvalidWebhookError,
   type PlantStoreClient,
   type PlantStoreClientOptions,
   PlantStoreError,
   type StoredPlant,
+  verifyNewPlantWebhook,
 } from '@plant-store/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { type ReceivedDelivery, WebhookReceiver } from '../support/webhook-receiver.js';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * Receivers on loopback allowed, and webhook retries and the failure window that disables a
+ * subscription (a day and 5 days by default) shortened to about 2 s.
+ */
+const FAST_WEBHOOKS = {
+  WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+  WEBHOOK_POLL_INTERVAL_MS: '20',
+  WEBHOOK_RETRY_BASE_MS: '50',
+  WEBHOOK_MAX_ATTEMPTS: '6',
+  WEBHOOK_DISABLE_AFTER_FAILING_MS: '1000',
+};
 
 type Fetch = NonNullable<PlantStoreClientOptions['fetch']>;
 
@@ -55,7 +72,7 @@ describe('the typed client (@plant-store/client) against the running service', (
     );
 
   beforeAll(async () => {
-    api = await createTestApp();
+    api = await createTestApp(FAST_WEBHOOKS);
     await api.app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = await api.app.getUrl();
     token = await api.issueToken();
@@ -217,6 +234,118 @@ describe('the typed client (@plant-store/client) against the running service', (
     it('throws an invalid query as a PlantStoreError', async () => {
       const refused = await failureOf(client.listPage({ limit: 1000 }));
       expect(refused.error).toBe(400);
+    });
+  });
+
+  describe('webhooks', () => {
+    let webhooks: PlantStoreClient['webhooks'];
+    let receiver: WebhookReceiver;
+    let failingReceiver: WebhookReceiver;
+    let subscription: CreatedWebhook;
+    let delivery: ReceivedDelivery;
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+    beforeAll(async () => {
+      const manager = await api.issueToken({ scopes: ['webhooks:manage'] });
+      webhooks = clientWith({ token: manager }).webhooks;
+      receiver = await WebhookReceiver.start();
+      failingReceiver = await WebhookReceiver.start();
+      failingReceiver.answer = () => 503;
+    });
+    afterAll(async () => {
+      for (const { id } of await webhooks.list()) await webhooks.delete(id);
+      await receiver.stop();
+      await failingReceiver.stop();
+    });
+
+    it('subscribes a URL, answering the signing secret this once; get and list show it without', async () => {
+      subscription = await webhooks.create({ url: receiver.url, description: 'typed client' });
+      expect(subscription).toMatchObject({
+        id: expect.stringMatching(uuid),
+        url: receiver.url,
+        description: 'typed client',
+        secret: expect.stringMatching(/^whsec_/),
+        enabled: true,
+        disabledAt: null,
+      });
+      const { secret: _secret, ...shown } = subscription;
+      expect(await webhooks.get(subscription.id)).toEqual(shown);
+      expect(await webhooks.list()).toEqual([shown]);
+    });
+
+    it('delivers plant 2^63-1, which verifyNewPlantWebhook verifies and reads with its exact bigint id', async () => {
+      await client.create({ id: INT64_MAX, name: 'Monstera', tag: 'tropical' });
+      [delivery] = await receiver.waitFor(1);
+      expect(delivery.body).toContain('9223372036854775807');
+
+      const verified = verifyNewPlantWebhook(subscription.secret, delivery.body, delivery.headers);
+      expect(verified).toEqual({
+        webhookId: delivery.headers['webhook-id'],
+        plant: { id: INT64_MAX, name: 'Monstera', tag: 'tropical' },
+      });
+      expect(typeof verified.plant.id).toBe('bigint');
+      // The body as bytes and fetch's Headers, as other servers hand them over, verify alike.
+      const bytes = new TextEncoder().encode(delivery.body);
+      const headers = new Headers(delivery.headers as Record<string, string>);
+      expect(verifyNewPlantWebhook(subscription.secret, bytes, headers)).toEqual(verified);
+    });
+
+    it('refuses a tampered body, another secret and a delivery without its signature', () => {
+      const verifying =
+        (secret: string, body: string, headers: ReceivedDelivery['headers']) => () =>
+          verifyNewPlantWebhook(secret, body, headers);
+      const tampered = delivery.body.replace('9223372036854775807', '9223372036854775806');
+      expect(verifying(subscription.secret, tampered, delivery.headers)).toThrow(
+        InvalidWebhookError,
+      );
+      expect(verifying(subscription.secret, tampered, delivery.headers)).toThrow(
+        /does not verify: No matching signature found/,
+      );
+      const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
+      expect(verifying(otherSecret, delivery.body, delivery.headers)).toThrow(InvalidWebhookError);
+      const { 'webhook-signature': _signature, ...unsigned } = delivery.headers;
+      expect(verifying(subscription.secret, delivery.body, unsigned)).toThrow(
+        /does not verify: Missing required headers/,
+      );
+    });
+
+    it('enables a subscription disabled for failing, and redelivers what it gave up, with the same webhook-id', async () => {
+      const { id, secret } = await webhooks.create({ url: failingReceiver.url });
+      await client.create({ id: 1n, name: 'Given up' });
+      await expect
+        .poll(async () => (await webhooks.get(id)).enabled, { timeout: 10_000 })
+        .toBe(false);
+      expect(await webhooks.get(id)).toMatchObject({
+        lastStatus: 503,
+        disabledAt: expect.any(String),
+      });
+
+      failingReceiver.answer = () => 204;
+      expect(await webhooks.enable(id)).toMatchObject({
+        id,
+        enabled: true,
+        disabledAt: null,
+        failingSince: null,
+      });
+      const attempts = failingReceiver.received.length;
+      expect(await webhooks.redeliver(id)).toEqual({ redelivered: 1 });
+      const redelivered = (await failingReceiver.waitFor(attempts + 1))[attempts];
+      expect(verifyNewPlantWebhook(secret, redelivered.body, redelivered.headers)).toEqual({
+        webhookId: failingReceiver.received[0].headers['webhook-id'],
+        plant: { id: 1n, name: 'Given up' },
+      });
+    });
+
+    it('deletes a subscription: reading or deleting it again throws a 404 PlantStoreError', async () => {
+      expect(await webhooks.redeliver(subscription.id)).toEqual({ redelivered: 0 });
+      await webhooks.delete(subscription.id);
+      expect((await failureOf(webhooks.get(subscription.id))).error).toBe(404);
+      expect((await failureOf(webhooks.delete(subscription.id))).error).toBe(404);
+      expect((await webhooks.list()).map(({ id }) => id)).not.toContain(subscription.id);
+    });
+
+    it('throws a token without webhooks:manage as a 403 PlantStoreError', async () => {
+      expect((await failureOf(client.webhooks.list())).error).toBe(403);
     });
   });
 });

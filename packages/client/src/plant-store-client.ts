@@ -10,6 +10,12 @@ export type Plant = components['schemas']['Plant'];
 export type StoredPlant = components['schemas']['StoredPlant'];
 export type PlantReplacement = components['schemas']['PlantReplacement'];
 export type ListPlantsQuery = NonNullable<paths['/plants']['get']['parameters']['query']>;
+export type NewWebhook = components['schemas']['NewWebhook'];
+/** A subscription as POST /webhooks answers it: with its signing secret, shown this once. */
+export type CreatedWebhook = components['schemas']['CreatedWebhook'];
+/** A subscription with its delivery status, without its secret. */
+export type Webhook = components['schemas']['Webhook'];
+export type Redelivery = components['schemas']['Redelivery'];
 
 export interface PlantsPage {
   plants: StoredPlant[];
@@ -42,7 +48,25 @@ export interface PlantStoreClientOptions {
 }
 
 /**
- * The plant operations. Ids are `bigint` both ways, without rounding. Every answer other
+ * The webhook subscriptions, by their UUIDs; the token needs the scope `webhooks:manage`.
+ * None is retried: a second POST /webhooks would subscribe the URL twice.
+ */
+export interface WebhookSubscriptions {
+  /** POST /webhooks: every plant created from now on is POSTed to `url`, signed. */
+  create(webhook: NewWebhook): Promise<CreatedWebhook>;
+  /** Every subscription, oldest first. */
+  list(): Promise<Webhook[]>;
+  get(id: string): Promise<Webhook>;
+  /** Its deliveries not sent yet are dropped. */
+  delete(id: string): Promise<void>;
+  /** Sends its failed deliveries again, each from a first attempt, with its webhook-id. */
+  redeliver(id: string): Promise<Redelivery>;
+  /** Enables it again after it was disabled for failing; an enabled one stays as it is. */
+  enable(id: string): Promise<Webhook>;
+}
+
+/**
+ * The plant operations, and the webhook subscriptions in `webhooks`. Ids are `bigint` both ways, without rounding. Every answer other
  * than 2xx is thrown as a PlantStoreError with the service's `{error, message}`.
  */
 export interface PlantStoreClient {
@@ -58,6 +82,7 @@ export interface PlantStoreClient {
   listPage(query?: ListPlantsQuery): Promise<PlantsPage>;
   /** Every plant (with `tag`, every plant with that tag), following the pages' cursors. */
   plants(query?: Omit<ListPlantsQuery, 'cursor'>): AsyncGenerator<StoredPlant, void, undefined>;
+  webhooks: WebhookSubscriptions;
 }
 
 const RETRY_DEFAULTS: Required<CreateRetryOptions> = {
@@ -151,6 +176,24 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
         yield* page.plants;
         cursor = page.nextCursor;
       } while (cursor !== undefined);
+    },
+    webhooks: {
+      create: async (webhook) =>
+        bodyOf<CreatedWebhook>(await api.POST('/webhooks', { body: webhook, parseAs })),
+      list: async () => bodyOf<Webhook[]>(await api.GET('/webhooks', { parseAs })),
+      get: async (id) =>
+        bodyOf<Webhook>(await api.GET('/webhooks/{id}', { params: { path: { id } }, parseAs })),
+      delete: async (id) => {
+        bodyOf<void>(await api.DELETE('/webhooks/{id}', { params: { path: { id } }, parseAs }));
+      },
+      redeliver: async (id) =>
+        bodyOf<Redelivery>(
+          await api.POST('/webhooks/{id}/redeliver', { params: { path: { id } }, parseAs }),
+        ),
+      enable: async (id) =>
+        bodyOf<Webhook>(
+          await api.POST('/webhooks/{id}/enable', { params: { path: { id } }, parseAs }),
+        ),
     },
   };
 }
