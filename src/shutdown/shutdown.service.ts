@@ -10,13 +10,13 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig } from '../config/app-config.js';
-import { acceptQueueDrained, eventLoopTurns } from './accept-queue.js';
+import { acceptQueueDrained, eventLoopTurns } from './event-loop-turns.js';
 
 const DRAIN_TIMEOUTS = {
   /**
    * Before the listener closes, and again before idle connections are closed: time for
-   * clients connecting as the signal came to be taken in, and for the requests of the
-   * connections just taken in to arrive.
+   * clients connecting as the signal came to be taken in, and for requests on the way
+   * over keep-alive connections to arrive.
    */
   settleMs: 250,
   /** Requests in flight get this long to finish; then their connections are cut. */
@@ -66,9 +66,10 @@ export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown 
       NetServer.prototype.close.call(server, () => resolve()),
     );
     await sleep(DRAIN_TIMEOUTS.settleMs);
-    // Node counts a connection whose request is in its socket but not parsed yet as idle:
-    // its bytes are read at the loop's next I/O phase, however late a busy loop runs the
-    // timer above. After two turns, an idle connection has sent nothing.
+    // A keep-alive connection between requests is idle to Node even when its next request
+    // is in its socket already, unread: closing it then resets that request. Those bytes
+    // are read at the loop's next I/O phase, however late a busy loop ran the timer above;
+    // after two turns, an idle connection has sent nothing.
     await eventLoopTurns(2);
     server.closeIdleConnections();
     const timedOut = await Promise.race([
