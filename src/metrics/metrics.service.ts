@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import { observeRequests, routePattern } from '../common/http/request-observer.js';
+import { observeRequests, recordedStatus, routePattern } from '../common/http/request-observer.js';
 import { postgresPool } from '../database/postgres-pool.js';
 
 export type AuthFailureReason = 'missing' | 'invalid';
@@ -81,7 +81,7 @@ export class MetricsService implements OnModuleInit {
         const labels = {
           method: request.method,
           route: routePattern(request),
-          status: String(reply.statusCode),
+          status: String(recordedStatus(reply)),
         };
         this.requests.inc(labels);
         this.duration.observe(labels, reply.elapsedTime / 1000);

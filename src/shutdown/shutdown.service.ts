@@ -10,12 +10,13 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig } from '../config/app-config.js';
+import { acceptQueueDrained, eventLoopTurns } from './event-loop-turns.js';
 
 const DRAIN_TIMEOUTS = {
   /**
    * Before the listener closes, and again before idle connections are closed: time for
-   * connections the kernel has accepted to be taken in and their requests read. Closing
-   * at once resets them, although their clients have sent a request.
+   * clients connecting as the signal came to be taken in, and for requests on the way
+   * over keep-alive connections to arrive.
    */
   settleMs: 250,
   /** Requests in flight get this long to finish; then their connections are cut. */
@@ -26,7 +27,8 @@ const DRAIN_TIMEOUTS = {
  * Drains the HTTP server before Nest closes it (and, after that, the database pool and
  * the embedded PostgreSQL): every response from now on carries `Connection: close` and
  * readiness answers 503; after SHUTDOWN_DELAY_MS, time for a load balancer to notice,
- * no new connection is accepted, and requests in flight finish, within a bound.
+ * the connections the kernel accepted are taken in, no new one is accepted, and every
+ * request received is answered, within a bound: none is reset.
  */
 @Injectable()
 export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown {
@@ -56,6 +58,7 @@ export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown 
     if (!server.listening) return;
     this.draining = true;
     await sleep(this.config.shutdownDelayMs + DRAIN_TIMEOUTS.settleMs);
+    await acceptQueueDrained(server);
     // http.Server#close would also close every connection without a request in
     // progress, including those accepted a moment ago and not read yet; net's close
     // only stops accepting, and calls back once the last connection has ended.
@@ -63,6 +66,11 @@ export class ShutdownService implements OnModuleInit, BeforeApplicationShutdown 
       NetServer.prototype.close.call(server, () => resolve()),
     );
     await sleep(DRAIN_TIMEOUTS.settleMs);
+    // A keep-alive connection between requests is idle to Node even when its next request
+    // is in its socket already, unread: closing it then resets that request. Those bytes
+    // are read at the loop's next I/O phase, however late a busy loop ran the timer above;
+    // after two turns, an idle connection has sent nothing.
+    await eventLoopTurns(2);
     server.closeIdleConnections();
     const timedOut = await Promise.race([
       ended.then(() => false),

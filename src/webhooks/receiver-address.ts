@@ -49,10 +49,19 @@ export class ReceiverAddressPolicy {
     if (addresses.length === 0) throw new ReceiverRefusedError(`the host ${host} does not resolve`);
     const nameAllowed = this.allowedNames.has(host.toLowerCase());
     for (const { address } of addresses) {
-      const range = rangeOf(address);
-      if (range !== 'unicast' && !nameAllowed && !this.allowedAddresses.has(normalise(address))) {
+      const judged = withEmbeddedIpv4(address);
+      const range = judged.range();
+      if (
+        range !== 'unicast' &&
+        !nameAllowed &&
+        !this.allowedAddresses.has(judged.toNormalizedString())
+      ) {
+        const where =
+          isIP(address) === 6 && judged.kind() === 'ipv4'
+            ? `${address} (${judged.toString()})`
+            : address;
         throw new ReceiverRefusedError(
-          `the host ${host} is at ${address}, a ${range} address: receivers must be public (or listed in WEBHOOK_ALLOWED_HOSTS)`,
+          `the host ${host} is at ${where}, a ${range} address: receivers must be public (or listed in WEBHOOK_ALLOWED_HOSTS)`,
         );
       }
     }
@@ -61,14 +70,26 @@ export class ReceiverAddressPolicy {
   }
 }
 
-/** ipaddr.js's name for the address's range; 'unicast' is the public internet. */
-function rangeOf(address: string): string {
-  // process() reads an IPv4-mapped IPv6 address (::ffff:127.0.0.1) as the IPv4 it is.
-  return ipaddr.process(address).range();
-}
+/** The IPv4-compatible block (RFC 4291, deprecated): ::a.b.c.d, beside :: and ::1. */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
 
 function normalise(address: string): string {
-  return ipaddr.process(address).toNormalizedString();
+  return withEmbeddedIpv4(address).toNormalizedString();
+}
+
+/**
+ * The address whose range (ipaddr.js's name; 'unicast' is the public internet) decides.
+ * An IPv6 address that carries an IPv4 one, IPv4-mapped (::ffff:127.0.0.1) or
+ * IPv4-compatible (::127.0.0.1, which the URL parser writes ::7f00:1), as that IPv4
+ * address: some network stacks deliver them there, so they are judged by where they lead.
+ */
+function withEmbeddedIpv4(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
+  const parsed = ipaddr.process(address);
+  // :: and ::1 are in the block too, but are IPv6's own unspecified and loopback addresses.
+  if (parsed.kind() === 'ipv6' && parsed.range() === 'unicast' && parsed.match(IPV4_COMPATIBLE)) {
+    return new ipaddr.IPv4(parsed.toByteArray().slice(12));
+  }
+  return parsed;
 }
 
 /** `promise`, or a rejection once `ms` have passed (a lookup cannot be cancelled). */

@@ -1,7 +1,10 @@
 import { URL_LIMITS } from './dto/create-webhook.dto.js';
 import { ReceiverRefusedError } from './receiver-address.js';
 
-/** A receiver URL as the service sends to it: http or https, without credentials. */
+/**
+ * A receiver URL as the service sends to it: http or https, without credentials, on a port
+ * other than 0. Checked at registration and again at each delivery attempt.
+ */
 export function parseReceiverUrl(text: string): URL {
   if (!URL.canParse(text)) throw new ReceiverRefusedError('url is not a valid absolute URL');
   const url = new URL(text);
@@ -12,6 +15,9 @@ export function parseReceiverUrl(text: string): URL {
   if (url.username !== '' || url.password !== '') {
     throw new ReceiverRefusedError('url must not carry a user name or password');
   }
+  // No receiver listens on port 0: a connection to it is refused, or reaches what the
+  // network stack makes of it, never a receiver.
+  if (url.port === '0') throw new ReceiverRefusedError('url must not use port 0');
   // Stored as normalised (an IDN host in punycode, spaces percent-encoded), which may be longer.
   if (url.href.length > URL_LIMITS.max) {
     throw new ReceiverRefusedError(`url must be at most ${URL_LIMITS.max} characters long`);

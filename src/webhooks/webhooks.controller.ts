@@ -63,7 +63,7 @@ export class WebhooksController {
   @ApiCreatedResponse({ description: 'The subscription and its secret', type: CreatedWebhookDto })
   @ApiErrorResponse(
     400,
-    'The body is invalid, or the URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private or link-local address',
+    'The body is invalid, or the URL is not http(s), carries credentials, names port 0, does not resolve, or resolves to a loopback, private or link-local address (as IPv4 or embedded in IPv6)',
   )
   @ApiJsonBodyResponses()
   async create(@Body() body: CreateWebhookDto): Promise<CreatedWebhookDto> {

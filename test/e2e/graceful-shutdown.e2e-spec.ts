@@ -1,17 +1,20 @@
 import { existsSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  type Answer,
+  issueToken,
   send,
   type ServiceProcess,
   startService,
   startServiceOnTestDatabase,
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
-import type { TestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 describe('graceful shutdown (the built service)', () => {
   let started: ServiceOnTestDatabase;
@@ -97,6 +100,114 @@ describe('graceful shutdown (the built service)', () => {
     expect(await stuck).toMatch(/socket hang up|ECONNRESET/);
     await releaseInserts();
   });
+});
+
+describe('a stop answers every request it received (the built service, cold)', () => {
+  const RUNS = 20;
+  const CREATES = 50;
+  let database: TestDatabase;
+  let token: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // Migrated once, so that each run's start is the service's own, not the migrations'.
+    token = await issueToken(database.url);
+  });
+  afterAll(() => database?.drop());
+
+  /** A create on a connection of its own: when its bytes are written, and how it ends. */
+  const createOnNewConnection = (url: string, id: number) => {
+    let written!: () => void;
+    const sent = new Promise<void>((resolve) => (written = resolve));
+    const answer = new Promise<Answer | Error>((resolve) => {
+      const request = httpRequest(
+        `${url}/plants`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          agent: false,
+        },
+        (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (body += chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode!, headers: response.headers, body }),
+          );
+          response.on('error', resolve);
+        },
+      );
+      request.on('error', resolve);
+      request.on('finish', written);
+      request.end(JSON.stringify({ id, name: `plant ${id}` }));
+    });
+    return { sent, answer };
+  };
+
+  it(
+    `${RUNS} times: ${CREATES} creates on new connections, SIGTERM once all are written; each is answered, each 200 stored, exit 0`,
+    { timeout: 180_000 },
+    async () => {
+      const problems: string[] = [];
+      for (let run = 0; run < RUNS; run++) {
+        // A service just started: its first requests run cold code and look the token up.
+        const { service, url } = await startService({
+          DATABASE_URL: database.url,
+          SHUTDOWN_DELAY_MS: '0',
+        });
+        // Every other run, the service is descheduled as a CPU quota does it: stopped while
+        // the creates are sent, so that all of them wait in the kernel, and stopped again
+        // once it has begun to stop, for longer than any of the drain's timers.
+        const starved = run % 2 === 1;
+        try {
+          const ids = Array.from({ length: CREATES }, (_, index) => run * CREATES + index + 1);
+          if (starved) service.signal('SIGSTOP');
+          const creates = ids.map((id) => createOnNewConnection(url, id));
+          await Promise.all(creates.map(({ sent }) => sent));
+          service.signal('SIGTERM');
+          if (starved) {
+            service.signal('SIGCONT');
+            await expect
+              .poll(() => service.output.stdout.includes('SIGTERM: finishing'), {
+                interval: 5,
+                timeout: 10_000,
+              })
+              .toBe(true);
+            service.signal('SIGSTOP');
+            await new Promise((resolve) => setTimeout(resolve, 400));
+            service.signal('SIGCONT');
+          }
+          const answers = await Promise.all(creates.map(({ answer }) => answer));
+          const exit = await service.exited;
+
+          const created: number[] = [];
+          answers.forEach((answer, index) => {
+            if (answer instanceof Error) {
+              problems.push(`run ${run}, id ${ids[index]}: ${answer.message}`);
+            } else if (answer.status === 200) {
+              created.push(ids[index]);
+            } else if (
+              answer.status !== 503 ||
+              answer.headers.connection !== 'close' ||
+              JSON.parse(answer.body).error !== 503
+            ) {
+              problems.push(`run ${run}, id ${ids[index]}: ${answer.status} ${answer.body}`);
+            }
+          });
+          const stored = await database.query<{ id: string }>(
+            `SELECT id FROM plants WHERE id = ANY('{${created.join(',')}}'::bigint[])`,
+          );
+          if (stored.length !== created.length) {
+            problems.push(`run ${run}: ${created.length} answered 200, ${stored.length} stored`);
+          }
+          if (exit.code !== 0) problems.push(`run ${run}: exit ${JSON.stringify(exit)}`);
+        } finally {
+          await service.stop();
+        }
+      }
+      expect(problems).toEqual([]);
+    },
+  );
 });
 
 describe('graceful shutdown with the embedded PostgreSQL', () => {

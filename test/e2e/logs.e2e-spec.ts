@@ -1,5 +1,7 @@
 import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
 import { stripVTControlCharacters } from 'node:util';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freePort,
@@ -56,6 +58,61 @@ describe('structured logs (the built service)', () => {
           time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         }),
       ]);
+  });
+
+  it('logs a create whose client left before the answer as abandoned: 499, with the time it was held', async () => {
+    // A slow create: its insert waits for this transaction's lock on the table.
+    const locker = new pg.Client({ connectionString: database.url });
+    await locker.connect();
+    const request = httpRequest(`${url}/plants`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'x-request-id': 'log-abandoned',
+      },
+      agent: false,
+    });
+    // The hang-up the client sees is what the test does to it.
+    request.on('error', () => undefined);
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+      request.end(JSON.stringify({ id: 4242, name: 'Abandoned fern' }));
+      const insertWaiting = async () =>
+        (
+          await database.query<{ waiting: number }>(
+            `SELECT count(*)::integer AS waiting FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        )[0].waiting;
+      await expect.poll(insertWaiting, { timeout: 10_000 }).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      request.destroy();
+      const lineOf = () => service.logLines().find((l) => l.requestId === 'log-abandoned');
+      await expect.poll(lineOf).toBeDefined();
+      expect(lineOf()).toMatchObject({
+        level: 'info',
+        msg: 'request abandoned',
+        method: 'POST',
+        route: '/plants',
+        status: 499,
+        aborted: true,
+        tokenName: 'ops-test',
+      });
+      expect(lineOf()!.durationMs).toBeGreaterThanOrEqual(300);
+      expect((await send(`${url}/metrics`)).body).toMatch(
+        /^http_requests_total\{method="POST",route="\/plants",status="499"\} 1$/m,
+      );
+    } finally {
+      await locker.query('COMMIT');
+      await locker.end();
+    }
+    // The create itself goes on once the lock is gone; its line stays the only one.
+    await expect
+      .poll(() => database.query('SELECT id FROM plants WHERE id = 4242'))
+      .toHaveLength(1);
+    expect(service.logLines().filter((l) => l.requestId === 'log-abandoned')).toHaveLength(1);
   });
 
   it('names the client address on every line, and the token on lines of authenticated requests', async () => {

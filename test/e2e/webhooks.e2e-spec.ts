@@ -120,6 +120,11 @@ describe('webhooks', () => {
       ['http://127.0.0.2/plant/webhook', /loopback/],
       ['http://[::1]:8080/', /loopback/],
       ['http://[::ffff:127.0.0.2]/', /loopback/],
+      ['http://[::127.0.0.2]/', /loopback/],
+      ['http://[::169.254.169.254]/latest/meta-data', /linkLocal/],
+      ['http://[::ffff:169.254.169.254]/latest/meta-data', /linkLocal/],
+      ['http://[::10.0.0.1]/', /private/],
+      ['http://[::ffff:10.0.0.1]/', /private/],
       ['http://10.1.2.3/', /private/],
       ['http://192.168.0.1/hook', /private/],
       ['http://[fd00::1]/', /uniqueLocal/],
@@ -136,6 +141,7 @@ describe('webhooks', () => {
       [{ url: 'ftp://example.com/' }, /http or https/],
       [{ url: 'not a url' }, /not a valid absolute URL/],
       [{ url: 'https://user:pass@example.com/' }, /user name or password/],
+      [{ url: 'http://8.8.8.8:0/hook' }, /port 0/],
       [{ url: '' }, /url must be 1 to 2048 characters/],
       [{ url: `https://example.com/a${' '.repeat(1000)}b` }, /at most 2048 characters/],
       [{}, /url must be a string/],
@@ -348,6 +354,27 @@ describe('webhooks', () => {
         expect(messageIds.size).toBe(2000);
         await sleep(300);
         expect(targets.map(({ received }) => received.length)).toEqual([1000, 1000]);
+      },
+    );
+
+    it.each([
+      ['[::127.0.0.2]', /::7f00:2 \(127\.0\.0\.2\), a loopback address/],
+      ['127.0.0.1:0', /port 0/],
+    ])(
+      'checks a URL stored before the rules again at each attempt: %s is refused',
+      async (hostAndPort, why) => {
+        const target = await receiver();
+        const { id: subscriptionId } = await subscribe(target.url);
+        await api.database.query(
+          `UPDATE webhook_subscriptions SET url = 'http://${hostAndPort}/plant/webhook'`,
+        );
+        expect((await plants.create({ id: nextId++, name: 'Refused' })).statusCode).toBe(200);
+        await until(async () => (await subscription(subscriptionId)).failuresInARow >= 1);
+        expect(await subscription(subscriptionId)).toMatchObject({
+          lastStatus: null,
+          lastError: expect.stringMatching(why),
+        });
+        expect(target.received).toHaveLength(0);
       },
     );
   });

@@ -11,6 +11,7 @@ import {
   ReceiverAddressPolicy,
   ReceiverRefusedError,
 } from '../../src/webhooks/receiver-address.js';
+import { parseReceiverUrl } from '../../src/webhooks/receiver-url.js';
 import { generateSigningSecret, signDelivery } from '../../src/webhooks/webhook-signature.js';
 
 describe('signDelivery', () => {
@@ -74,6 +75,41 @@ describe('ReceiverAddressPolicy', () => {
     await expect(none.resolve(new URL(url))).rejects.toThrow(ReceiverRefusedError);
   });
 
+  it.each([
+    ['http://[::127.0.0.1]/', '::7f00:1 (127.0.0.1), a loopback address'],
+    ['http://[::169.254.169.254]/latest/meta-data', '::a9fe:a9fe (169.254.169.254), a linkLocal'],
+    ['http://[::10.0.0.1]/', '::a00:1 (10.0.0.1), a private address'],
+    ['http://[::0.0.0.2]/', '::2 (0.0.0.2), a unspecified address'],
+    ['http://[::ffff:127.0.0.1]/', '::ffff:7f00:1 (127.0.0.1), a loopback address'],
+    ['http://[::ffff:169.254.169.254]/', '::ffff:a9fe:a9fe (169.254.169.254), a linkLocal'],
+    ['http://[0:0:0:0:0:ffff:a00:1]/', '::ffff:a00:1 (10.0.0.1), a private address'],
+  ])('refuses %s: the IPv4 address it embeds is not public', async (url, why) => {
+    await expect(none.resolve(new URL(url))).rejects.toThrow(why);
+  });
+
+  it('judges an IPv6 address that embeds a public IPv4 one by that address', async () => {
+    await expect(none.resolve(new URL('http://[::ffff:8.8.8.8]/'))).resolves.toEqual({
+      address: '::ffff:808:808',
+      family: 6,
+    });
+    await expect(none.resolve(new URL('http://[::8.8.8.8]/'))).resolves.toEqual({
+      address: '::808:808',
+      family: 6,
+    });
+  });
+
+  it("keeps IPv6's own loopback and unspecified addresses apart from the embedded IPv4 ones", async () => {
+    await expect(none.resolve(new URL('http://[::1]/'))).rejects.toThrow('at ::1, a loopback');
+    await expect(none.resolve(new URL('http://[::]/'))).rejects.toThrow('at ::, a unspecified');
+  });
+
+  it('allows an embedded IPv4 address that WEBHOOK_ALLOWED_HOSTS names', async () => {
+    const allowing = new ReceiverAddressPolicy(['127.0.0.1'], 2_000);
+    await expect(allowing.resolve(new URL('http://[::ffff:127.0.0.1]/'))).resolves.toBeDefined();
+    await expect(allowing.resolve(new URL('http://[::127.0.0.1]/'))).resolves.toBeDefined();
+    await expect(allowing.resolve(new URL('http://[::127.0.0.2]/'))).rejects.toThrow(/loopback/);
+  });
+
   it('allows what WEBHOOK_ALLOWED_HOSTS names, by host name or by address', async () => {
     const allowing = new ReceiverAddressPolicy(
       ['127.0.0.1', '0:0:0:0:0:0:0:1', 'LocalHost'],
@@ -93,6 +129,23 @@ describe('ReceiverAddressPolicy', () => {
     await expect(none.resolve(new URL('http://no-such-host.invalid/'))).rejects.toThrow(
       /does not resolve/,
     );
+  });
+});
+
+describe('parseReceiverUrl', () => {
+  it.each(['http://8.8.8.8:0/hook', 'https://example.com:00/', 'http://[2606:4700::1111]:0/'])(
+    'refuses %s: nothing listens on port 0',
+    (url) => {
+      expect(() => parseReceiverUrl(url)).toThrow(
+        new ReceiverRefusedError('url must not use port 0'),
+      );
+    },
+  );
+
+  it("takes any other port, and the scheme's own when none is given", () => {
+    expect(parseReceiverUrl('http://8.8.8.8:1/hook').port).toBe('1');
+    expect(parseReceiverUrl('https://example.com:65535/').port).toBe('65535');
+    expect(parseReceiverUrl('https://example.com:443/').href).toBe('https://example.com/');
   });
 });
 

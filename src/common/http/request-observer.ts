@@ -5,6 +5,23 @@ export function routePattern(request: FastifyRequest): string {
   return request.routeOptions.url ?? 'unmatched';
 }
 
+/**
+ * nginx's "client closed request": the status recorded, never sent, for a request whose
+ * connection closed before the service had answered it. The status set by then (200
+ * while a handler still works) was never received by anyone.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/**
+ * The status to record for a request once it is finished: the one answered, or 499.
+ * Answered means the whole response was handed to Node (`writableEnded`); whether its
+ * last bytes reached a client that hung up meanwhile is not this service's to know (and
+ * an injected request, in the tests, never flushes to a socket at all).
+ */
+export function recordedStatus(reply: FastifyReply): number {
+  return reply.raw.writableEnded ? reply.statusCode : CLIENT_CLOSED_REQUEST;
+}
+
 export interface RequestObserver {
   /** A request arrived (routed, nothing read or checked yet). */
   started?(request: FastifyRequest): void;

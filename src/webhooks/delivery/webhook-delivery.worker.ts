@@ -7,6 +7,7 @@ import {
 import { ConcurrencyLimit } from '../../common/concurrency/concurrency-limit.js';
 import { AppConfig } from '../../config/app-config.js';
 import { ReceiverAddressPolicy, ReceiverRefusedError } from '../receiver-address.js';
+import { parseReceiverUrl } from '../receiver-url.js';
 import { signDelivery } from '../webhook-signature.js';
 import {
   type ClaimedDelivery,
@@ -233,11 +234,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<Attempted> {
-    const url = new URL(delivery.url);
     const { webhookTimeoutMs } = this.config;
     let result: AttemptResult;
     try {
-      // DNS may have changed since registration: the address is checked at every attempt.
+      // The rules registration applies, again: DNS may have changed since, and a URL stored
+      // before a rule was added must not escape it.
+      const url = parseReceiverUrl(delivery.url);
       const address = await this.receivers.resolve(url);
       result = await sendAttempt({
         url,

@@ -1064,7 +1064,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description The body is invalid, or the URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private or link-local address */
+            /** @description The body is invalid, or the URL is not http(s), carries credentials, names port 0, does not resolve, or resolves to a loopback, private or link-local address (as IPv4 or embedded in IPv6) */
             400: {
                 headers: {
                     [name: string]: unknown;
