@@ -3,7 +3,9 @@
 // entity, DTOs, scopes, schema), a migration its entity matches, an e2e test, and the three
 // registrations at the application's edge; then the generated documents (npm run openapi).
 // <name> is the resource's plural in kebab case (`care-notes`); `--singular care-note`
-// when dropping a final "s" does not make the singular.
+// when dropping a final "s" does not make the singular; `--parent plants` makes each one
+// belong to a plant (a foreign key, checked through PlantsReader; a create racing the
+// plant's delete answers 404, never 5xx).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +15,11 @@ const ROOT = new URL('..', import.meta.url).pathname;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { singular: { type: 'string' }, 'skip-openapi': { type: 'boolean' } },
+  options: {
+    singular: { type: 'string' },
+    parent: { type: 'string' },
+    'skip-openapi': { type: 'boolean' },
+  },
 });
 const [plural] = positionals;
 if (!plural || !/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(plural) || positionals.length > 1) {
@@ -25,6 +31,14 @@ if (singular === plural) {
   console.error(`give the singular of "${plural}": --singular <name>`);
   process.exit(2);
 }
+
+const parent = values.parent;
+if (parent !== undefined && parent !== 'plants') {
+  console.error('--parent: plants is the one module that exports a reader (PlantsReader)');
+  process.exit(2);
+}
+/** The text of `lines` when the module has a parent, else nothing. */
+const withParent = (lines) => (parent ? lines : '');
 
 const pascal = (kebab) => kebab.replace(/(^|-)([a-z0-9])/g, (_, __, c) => c.toUpperCase());
 const camel = (kebab) => pascal(kebab).replace(/^./, (c) => c.toLowerCase());
@@ -53,14 +67,14 @@ if (existsSync(dir)) {
 const files = {
   [`src/${plural}/${plural}.module.ts`]: `import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ${n.Singular} } from './entities/${singular}.entity.js';
+${withParent("import { PlantsModule } from '../plants/plants.module.js';\n")}import { ${n.Singular} } from './entities/${singular}.entity.js';
 import { ${n.Plural}Controller } from './${plural}.controller.js';
 import { ${n.Plural}Repository } from './${plural}.repository.js';
 import { ${n.Plural}Service } from './${plural}.service.js';
 
 /** ${n.Plural}: POST /${plural}, GET /${plural}/{id}. */
 @Module({
-  imports: [TypeOrmModule.forFeature([${n.Singular}])],
+  imports: [TypeOrmModule.forFeature([${n.Singular}])${withParent(', PlantsModule')}],
   controllers: [${n.Plural}Controller],
   providers: [${n.Plural}Service, ${n.Plural}Repository],
 })
@@ -84,8 +98,8 @@ export const ${n.CONST}_SCHEMA: DatabaseSchema = {
   migrations: [${migrationClass}],
 };
 `,
-  [`src/${plural}/entities/${singular}.entity.ts`]: `import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-
+  [`src/${plural}/entities/${singular}.entity.ts`]: `import { Column, CreateDateColumn, Entity, ${withParent('ForeignKey, ')}PrimaryGeneratedColumn } from 'typeorm';
+${withParent("import { bigintTransformer } from '../../database/bigint.transformer.js';\n")}
 /** A ${n.singularWords}, as migrations/${migrationFile}.ts creates its table. */
 @Entity({ name: '${n.table}' })
 export class ${n.Singular} {
@@ -95,7 +109,15 @@ export class ${n.Singular} {
 
   @Column({ type: 'varchar', length: 255 })
   name: string;
-
+${withParent(`
+  /**
+   * The plant it belongs to: a foreign key by table name, so that this module depends on
+   * the plants' table, never on their entity; deleting the plant deletes its ${n.pluralWords}.
+   */
+  @Column({ name: 'plant_id', type: 'bigint', transformer: bigintTransformer })
+  @ForeignKey('plants', { name: '${n.table}_plant_id_fkey', onDelete: 'CASCADE' })
+  plantId: bigint;
+`)}
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }
@@ -110,7 +132,9 @@ export class ${migrationClass} implements MigrationInterface {
     await queryRunner.query(\`
       CREATE TABLE ${n.table} (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        name varchar(255) NOT NULL,
+        name varchar(255) NOT NULL,${withParent(`
+        plant_id bigint NOT NULL
+          CONSTRAINT ${n.table}_plant_id_fkey REFERENCES plants (id) ON DELETE CASCADE,`)}
         created_at timestamptz NOT NULL DEFAULT now()
       )\`);
   }
@@ -121,7 +145,7 @@ export class ${migrationClass} implements MigrationInterface {
 }
 `,
   [`src/${plural}/dto/create-${singular}.dto.ts`]: `import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { IsText } from '../../common/validation/is-text.decorator.js';
+${withParent("import { Int64Property } from '../../common/validation/int64-property.decorator.js';\n")}import { IsText } from '../../common/validation/is-text.decorator.js';
 
 export const NAME_LIMITS = { min: 1, max: 255 };
 
@@ -131,10 +155,13 @@ export class Create${n.Singular}Dto {
   @ApiProperty({ minLength: NAME_LIMITS.min, maxLength: NAME_LIMITS.max })
   @IsText(NAME_LIMITS)
   name: string;
-}
+${withParent(`
+  @Int64Property({ description: 'The plant it belongs to' })
+  plantId: bigint;
+`)}}
 `,
   [`src/${plural}/dto/${singular}.dto.ts`]: `import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import type { ${n.Singular} } from '../entities/${singular}.entity.js';
+${withParent("import { INT64_SCHEMA } from '../../common/openapi/int64.schema.js';\n")}import type { ${n.Singular} } from '../entities/${singular}.entity.js';
 
 /** A ${n.singularWords} on the wire: shaped here, never the entity itself. */
 @ApiSchema({ name: '${n.Singular}' })
@@ -144,13 +171,16 @@ export class ${n.Singular}Dto {
 
   @ApiProperty()
   name: string;
-
+${withParent(`
+  @ApiProperty({ ...INT64_SCHEMA, description: 'The plant it belongs to' })
+  plantId: bigint;
+`)}
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 }
 
-export function to${n.Singular}Dto({ id, name, createdAt }: ${n.Singular}): ${n.Singular}Dto {
-  return { id, name, createdAt: createdAt.toISOString() };
+export function to${n.Singular}Dto({ id, name, ${withParent('plantId, ')}createdAt }: ${n.Singular}): ${n.Singular}Dto {
+  return { id, name, ${withParent('plantId, ')}createdAt: createdAt.toISOString() };
 }
 `,
   [`src/${plural}/${plural}.repository.ts`]: `import { Injectable } from '@nestjs/common';
@@ -163,8 +193,8 @@ import { ${n.Singular} } from './entities/${singular}.entity.js';
 export class ${n.Plural}Repository {
   constructor(@InjectRepository(${n.Singular}) private readonly ${n.plurals}: Repository<${n.Singular}>) {}
 
-  async insert(name: string): Promise<${n.Singular}> {
-    return this.${n.plurals}.save(this.${n.plurals}.create({ name }));
+  async insert(${parent ? `{ name, plantId }: Pick<${n.Singular}, 'name' | 'plantId'>` : 'name: string'}): Promise<${n.Singular}> {
+    return this.${n.plurals}.save(this.${n.plurals}.create({ name${withParent(', plantId')} }));
   }
 
   findById(id: string): Promise<${n.Singular} | null> {
@@ -173,18 +203,37 @@ export class ${n.Plural}Repository {
 }
 `,
   [`src/${plural}/${plural}.service.ts`]: `import { Injectable, NotFoundException } from '@nestjs/common';
-import type { Create${n.Singular}Dto } from './dto/create-${singular}.dto.js';
+${withParent("import { isForeignKeyViolation } from '../database/database-errors.js';\nimport { PlantsReader } from '../plants/plants.reader.js';\n")}import type { Create${n.Singular}Dto } from './dto/create-${singular}.dto.js';
 import type { ${n.Singular} } from './entities/${singular}.entity.js';
 import { ${n.Plural}Repository } from './${plural}.repository.js';
 
 /** The rules of ${n.pluralWords}: no HTTP, no SQL. */
 @Injectable()
 export class ${n.Plural}Service {
-  constructor(private readonly ${n.plurals}: ${n.Plural}Repository) {}
-
+  constructor(
+    private readonly ${n.plurals}: ${n.Plural}Repository,${withParent(`
+    private readonly plants: PlantsReader,`)}
+  ) {}
+${
+  parent
+    ? `
+  /** A plant's ${n.singularWords}: 404 when the plant does not exist, or is deleted meanwhile. */
+  async create({ name, plantId }: Create${n.Singular}Dto): Promise<${n.Singular}> {
+    const missing = () => new NotFoundException(\`there is no plant with id \${plantId}\`);
+    if (!(await this.plants.exists(plantId))) throw missing();
+    try {
+      return await this.${n.plurals}.insert({ name, plantId });
+    } catch (error) {
+      // The plant was deleted between the check and the insert.
+      if (isForeignKeyViolation(error)) throw missing();
+      throw error;
+    }
+  }`
+    : `
   create({ name }: Create${n.Singular}Dto): Promise<${n.Singular}> {
     return this.${n.plurals}.insert(name);
-  }
+  }`
+}
 
   async findOne(id: string): Promise<${n.Singular}> {
     const found = await this.${n.plurals}.findById(id);
@@ -218,7 +267,8 @@ export class ${n.Plural}Controller {
   @ApiOperation({ operationId: 'create${n.Singular}', summary: 'Create a ${n.singularWords}' })
   @ApiBody({ type: Create${n.Singular}Dto, required: true })
   @ApiCreatedResponse({ description: 'The new ${n.singularWords}', type: ${n.Singular}Dto })
-  @ApiErrorResponse(400, 'The body is not a valid New${n.Singular}')
+  @ApiErrorResponse(400, 'The body is not a valid New${n.Singular}')${withParent(`
+  @ApiErrorResponse(404, 'There is no plant with this plantId')`)}
   @ApiJsonBodyResponses()
   async create(@Body() body: Create${n.Singular}Dto): Promise<${n.Singular}Dto> {
     return to${n.Singular}Dto(await this.${n.plurals}.create(body));
@@ -243,35 +293,46 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 describe('${n.pluralWords}', () => {
   let api: TestApp;
   let token: string;
-
+${withParent(`  const PLANT_ID = '9223372036854775807';
+`)}
   const create = (body: unknown, bearer = token) =>
     api.request({
       method: 'POST',
       url: '/${plural}',
       headers: { authorization: \`Bearer \${bearer}\`, 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
+      payload: typeof body === 'string' ? body : JSON.stringify(body),
     });
   const get = (id: string, bearer = token) =>
     api.request({ url: \`/${plural}/\${id}\`, headers: { authorization: \`Bearer \${bearer}\` } });
-
+${withParent(`  /** Plant \\\`id\\\` (JSON text, exact), through the plants' own API. */
+  const plants = (method: 'POST' | 'DELETE', id: string) =>
+    api.request({
+      method,
+      url: method === 'POST' ? '/plants' : \`/plants/\${id}\`,
+      headers: { authorization: \`Bearer \${token}\`, 'content-type': 'application/json' },
+      ...(method === 'POST' && { payload: \`{"id": \${id}, "name": "plant \${id}"}\` }),
+    });
+`)}
   beforeAll(async () => {
     api = await createTestApp();
-    token = await api.issueToken({ scopes: ['${plural}:read', '${plural}:write'] });
+    token = await api.issueToken({ scopes: [${withParent("'plants:read', 'plants:write', ")}'${plural}:read', '${plural}:write'] });${withParent(`
+    expect((await plants('POST', PLANT_ID)).statusCode).toBe(200);`)}
   });
   afterAll(() => api.close());
 
   it('creates a ${n.singularWords} and reads it back', async () => {
-    const created = await create({ name: 'first' });
+    const created = await create(${parent ? '\`{"name": "first", "plantId": \${PLANT_ID}}\`' : "{ name: 'first' }"});
     expect(created.statusCode).toBe(201);
     const { id, name } = created.json<{ id: string; name: string }>();
-    expect(name).toBe('first');
+    expect(name).toBe('first');${withParent(`
+    expect(created.body).toContain(\`"plantId":\${PLANT_ID}\`);`)}
     const read = await get(id);
     expect(read.statusCode).toBe(200);
-    expect(read.json()).toEqual(created.json());
+    expect(read.body).toBe(created.body);
   });
 
   it('refuses an invalid body with 400 in the error shape', async () => {
-    const refused = await create({ name: '' });
+    const refused = await create({ name: ''${withParent(', plantId: 1')} });
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toMatchObject({ error: 400, message: expect.any(String) });
   });
@@ -282,11 +343,33 @@ describe('${n.pluralWords}', () => {
   });
 
   it('needs a token (401) with its scopes (403)', async () => {
-    expect((await create({ name: 'x' }, 'pst_unknown')).statusCode).toBe(401);
-    const plantsOnly = await api.issueToken({ scopes: ['plants:read', 'plants:write'] });
-    expect((await create({ name: 'x' }, plantsOnly)).statusCode).toBe(403);
+    expect((await create({ name: 'x'${withParent(', plantId: 1')} }, 'pst_unknown')).statusCode).toBe(401);
+    const otherScopes = await api.issueToken({ scopes: ['plants:read'] });
+    expect((await create({ name: 'x'${withParent(', plantId: 1')} }, otherScopes)).statusCode).toBe(403);
   });
-});
+${withParent(`
+  it('answers 404 for a plant that does not exist', async () => {
+    const refused = await create({ name: 'orphan', plantId: 404 });
+    expect(refused.statusCode).toBe(404);
+    expect(refused.json()).toMatchObject({ error: 404 });
+  });
+
+  it('answers 201 or 404, never 5xx, when creates race the plant\\'s delete', async () => {
+    for (let round = 1; round <= 5; round++) {
+      const plantId = String(1000 + round);
+      expect((await plants('POST', plantId)).statusCode).toBe(200);
+      const [deleted, ...created] = await Promise.all([
+        plants('DELETE', plantId),
+        ...Array.from({ length: 20 }, (_, index) => create({ name: \`note \${index}\`, plantId: Number(plantId) })),
+      ]);
+      expect(deleted.statusCode).toBe(204);
+      for (const { statusCode } of created) expect([201, 404]).toContain(statusCode);
+      // The plant is gone, and so is every ${n.singularWords} that was created for it.
+      for (const answer of created.filter(({ statusCode }) => statusCode === 201))
+        expect((await get(answer.json<{ id: string }>().id)).statusCode).toBe(404);
+    }
+  });
+`)}});
 `,
 };
 
