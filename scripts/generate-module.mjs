@@ -306,12 +306,16 @@ ${withParent(`  const PLANT_ID = '9223372036854775807';
     api.request({ url: \`/${plural}/\${id}\`, headers: { authorization: \`Bearer \${bearer}\` } });
 ${withParent(`  /** Plant \\\`id\\\` (JSON text, exact), through the plants' own API. */
   const plants = (method: 'POST' | 'DELETE', id: string) =>
-    api.request({
-      method,
-      url: method === 'POST' ? '/plants' : \`/plants/\${id}\`,
-      headers: { authorization: \`Bearer \${token}\`, 'content-type': 'application/json' },
-      ...(method === 'POST' && { payload: \`{"id": \${id}, "name": "plant \${id}"}\` }),
-    });
+    api.request(
+      method === 'POST'
+        ? {
+            method,
+            url: '/plants',
+            headers: { authorization: \`Bearer \${token}\`, 'content-type': 'application/json' },
+            payload: \`{"id": \${id}, "name": "plant \${id}"}\`,
+          }
+        : { method, url: \`/plants/\${id}\`, headers: { authorization: \`Bearer \${token}\` } },
+    );
 `)}
   beforeAll(async () => {
     api = await createTestApp();
