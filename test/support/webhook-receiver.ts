@@ -88,3 +88,13 @@ export function verifySignature(secret: string, { headers, body }: ReceivedDeliv
     'webhook-signature': String(headers['webhook-signature']),
   });
 }
+
+/** From each plant's 200 (`answeredAt`, by id) to the receipt of its delivery, in ms. */
+export function deliveryLatencies(
+  received: ReceivedDelivery[],
+  answeredAt: ReadonlyMap<number, number>,
+): number[] {
+  return received.map(
+    ({ body, receivedAt }) => receivedAt - answeredAt.get((JSON.parse(body) as { id: number }).id)!,
+  );
+}
