@@ -146,9 +146,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private async claimAndSend(limit: number, woken: boolean): Promise<void> {
     const leaseMs = 2 * this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
     const perSubscription = this.config.webhookMaxInFlightPerSubscription;
+    // A claim goes ahead of outcomes waiting to be recorded: deliveries wait for it.
     const claimDue = (count: number) =>
-      this.database.run(() =>
-        this.webhooks.claimDue(count, leaseMs, perSubscription, this.inFlight),
+      this.database.run(
+        () => this.webhooks.claimDue(count, leaseMs, perSubscription, this.inFlight),
+        true,
       );
     let claimed = 0;
     try {
@@ -160,7 +162,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         const busy = [...this.inFlight].flatMap(([id, count]) =>
           count >= perSubscription ? [id] : [],
         );
-        if ((await this.database.run(() => this.webhooks.fanOut(room, busy))) > 0) {
+        if ((await this.database.run(() => this.webhooks.fanOut(room, busy), true)) > 0) {
           claimed += this.send(await claimDue(room));
         }
       }
