@@ -1,11 +1,16 @@
+import { Agent } from 'node:http';
+import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MIGRATIONS } from '../../src/database/data-source.js';
 import { issueToken, runTokenCli, send, type Exit } from '../support/built-service.js';
+import { createAtRate } from '../support/paced-creates.js';
+import { percentile } from '../support/percentile.js';
 import { startPgBouncer, type Pooler } from '../support/pgbouncer.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { ReplicaSet } from '../support/replica-set.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { deliveryLatencies, WebhookReceiver } from '../support/webhook-receiver.js';
 
 const REPLICAS = 3;
 const WORKERS = 8;
@@ -23,6 +28,8 @@ const REVOCATION_LIMIT_MS = 1_000;
  * waited for the 60 s socket limit.
  */
 const FROZEN_REDIS_BOUND_MS = 1_000;
+/** Issue 26's goal, from a create's 200 to the receipt, at 100 creates a second. */
+const DELIVERY = { perSecond: 100, creates: 1_000, p50GoalMs: 20, p99GoalMs: 100 };
 /** HAProxy's view of a replica's server slot, polled until it changes. */
 const BALANCER_POLL = { timeout: 10_000, interval: 50 };
 
@@ -77,6 +84,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
         REDIS_URL: redis.url,
         RATE_LIMIT_PER_MINUTE: String(rateLimitPerMinute),
         SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+        WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       },
       { forgetOutput: true },
     );
@@ -196,6 +204,73 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
         Array.from({ length: 2 * REPLICAS }, () => list(set.balancer.url, revoked)),
       );
       expect(throughBalancer).toEqual(throughBalancer.map(() => 401));
+    });
+
+    it(`delivers webhooks at ${DELIVERY.perSecond} creates a second through the balancer, two receivers: p50 ≤ ${DELIVERY.p50GoalMs} ms, p99 ≤ ${DELIVERY.p99GoalMs} ms from the 200`, async () => {
+      const hooks = await runTokenCli(
+        ['create', '--name', 'hooks', '--scopes', 'webhooks:manage'],
+        { DATABASE_URL: database.url },
+      );
+      expect(hooks.code).toBe(0);
+      const manage = { authorization: `Bearer ${hooks.stdout.trim()}` };
+      const receivers = [await WebhookReceiver.start(), await WebhookReceiver.start()];
+      const agent = new Agent({ keepAlive: true });
+      const subscriptions: string[] = [];
+      try {
+        for (const { url } of receivers) {
+          const { status, body } = await send(`${set.balancer.url}/webhooks`, {
+            method: 'POST',
+            headers: { ...manage, 'content-type': 'application/json' },
+            body: JSON.stringify({ url }),
+          });
+          expect(status).toBe(201);
+          subscriptions.push((JSON.parse(body) as { id: string }).id);
+        }
+        const first = nextId;
+        nextId += DELIVERY.creates;
+        const loadBefore = loadavg()[0];
+        const answeredAt = await createAtRate(
+          async (id) =>
+            (
+              await send(`${set.balancer.url}/plants`, {
+                method: 'POST',
+                headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+                body: JSON.stringify({ id, name: `plant ${id}` }),
+                agent,
+              })
+            ).status,
+          first,
+          DELIVERY.creates,
+          DELIVERY.perSecond,
+        );
+        const measured: number[] = [];
+        for (const receiver of receivers) {
+          const received = await receiver.waitFor(DELIVERY.creates, 10_000);
+          // Three workers draining one outbox: each plant once.
+          expect(new Set(received.map(({ body }) => body)).size).toBe(DELIVERY.creates);
+          measured.push(...deliveryLatencies(received, answeredAt));
+        }
+        const [p50, p99] = [percentile(measured, 0.5), percentile(measured, 0.99)];
+        console.info(
+          JSON.stringify({
+            pooled,
+            deliveries: measured.length,
+            p50Ms: Math.round(p50 * 10) / 10,
+            p99Ms: Math.round(p99 * 10) / 10,
+            maxMs: Math.round(Math.max(...measured)),
+            loadAverage: { before: loadBefore, after: loadavg()[0] },
+          }),
+        );
+        expect(p50).toBeLessThanOrEqual(DELIVERY.p50GoalMs);
+        expect(p99).toBeLessThanOrEqual(DELIVERY.p99GoalMs);
+      } finally {
+        agent.destroy();
+        // The checks after this one create without subscribers.
+        for (const id of subscriptions) {
+          await send(`${set.balancer.url}/webhooks/${id}`, { method: 'DELETE', headers: manage });
+        }
+        for (const receiver of receivers) await receiver.stop();
+      }
     });
 
     /** `rate_limit_store`'s store set to 1 on each replica. */
