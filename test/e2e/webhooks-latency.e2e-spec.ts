@@ -1,7 +1,9 @@
 import { Agent } from 'node:http';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WEBHOOK_EVENTS_CHANNEL } from '../../src/webhooks/webhooks.repository.js';
 import {
   runTokenCli,
   send,
@@ -27,6 +29,7 @@ const P99_GOAL_MS = 100;
 describe('webhook delivery latency (the built service, woken by the commit)', () => {
   let service: ServiceOnTestDatabase;
   let receivers: WebhookReceiver[];
+  let manage: Record<string, string>;
   const agent = new Agent({ keepAlive: true });
   const create = async (id: number, name = `plant ${id}`) =>
     (
@@ -47,23 +50,41 @@ describe('webhook delivery latency (the built service, woken by the commit)', ()
       DATABASE_URL: service.database.url,
     });
     expect(hooks.code).toBe(0);
+    manage = { authorization: `Bearer ${hooks.stdout.trim()}` };
     receivers = [await WebhookReceiver.start(), await WebhookReceiver.start()];
-    for (const { url } of receivers) {
-      const subscribed = await send(`${service.url}/webhooks`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${hooks.stdout.trim()}`,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ url }),
-      });
-      expect(subscribed.status).toBe(201);
-    }
   });
   afterAll(async () => {
     agent.destroy();
     for (const receiver of receivers ?? []) await receiver.stop();
     await service?.stop();
+  });
+
+  it('without a subscription, a create notifies nothing: the wake-up costs it nothing', async () => {
+    const listener = new pg.Client({ connectionString: service.database.url });
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      listener.on('notification', ({ channel }) => heard.push(channel));
+      await listener.query(`LISTEN ${WEBHOOK_EVENTS_CHANNEL}`);
+      expect(await create(-1, 'unheard')).toBe(200);
+      await sleep(300);
+      expect(heard).toEqual([]);
+
+      for (const { url } of receivers) {
+        const subscribed = await send(`${service.url}/webhooks`, {
+          method: 'POST',
+          headers: { ...manage, 'content-type': 'application/json' },
+          body: JSON.stringify({ url }),
+        });
+        expect(subscribed.status).toBe(201);
+      }
+      // With one, a create's commit is announced, once.
+      expect(await create(-2, 'heard')).toBe(200);
+      await expect.poll(() => heard).toEqual([WEBHOOK_EVENTS_CHANNEL]);
+      for (const receiver of receivers) await receiver.waitFor(1);
+    } finally {
+      await listener.end();
+    }
   });
 
   it(`${CREATES_PER_SECOND} creates a second, two receivers: p50 ≤ ${P50_GOAL_MS} ms, p99 ≤ ${P99_GOAL_MS} ms from the 200 to the receipt`, async () => {
@@ -72,7 +93,7 @@ describe('webhook delivery latency (the built service, woken by the commit)', ()
 
     const measured: number[] = [];
     for (const receiver of receivers) {
-      const received = await receiver.waitFor(CREATES, 10_000);
+      const received = (await receiver.waitFor(CREATES + 1, 10_000)).slice(1);
       expect(new Set(received.map(({ body }) => body)).size).toBe(CREATES);
       measured.push(...deliveryLatencies(received, answeredAt));
     }
