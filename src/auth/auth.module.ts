@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
+import { DatabaseNotificationsModule } from '../database/database-notifications.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { AnonymousRequestQueue } from './anonymous-request-queue.js';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
@@ -13,7 +14,7 @@ import { TokensModule } from './tokens.module.js';
  * rate limit), and the listener that keeps the verified-token cache honest.
  */
 @Module({
-  imports: [PassportModule, MetricsModule],
+  imports: [PassportModule, MetricsModule, DatabaseNotificationsModule],
   providers: [BearerStrategy, TokenRevocationListener, BearerAuthGuard, AnonymousRequestQueue],
   exports: [BearerAuthGuard],
 })

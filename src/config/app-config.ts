@@ -29,7 +29,7 @@ export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /**
- * One connection LISTENs for token revocations and token lookups may hold 2 at once
+ * One connection LISTENs (token revocations, webhook events) and token lookups may hold 2 at once
  * (src/auth/tokens.service.ts): below 4, a flood of made-up tokens could leave no
  * connection for the plants. PostgreSQL's default `max_connections` is 100.
  */
@@ -221,6 +221,10 @@ class EnvironmentVariables {
   @IsIntegerBetween(...WEBHOOK_POLL_INTERVAL_RANGE_MS)
   WEBHOOK_POLL_INTERVAL_MS = 1_000;
 
+  /** `false` leaves the worker to its poll: a switch should notifications ever misbehave. */
+  @IsIn(['true', 'false'], { message: 'WEBHOOK_LISTEN must be true or false' })
+  WEBHOOK_LISTEN = 'true';
+
   /**
    * 16 of a process's 128 attempt slots: a receiver that answers in 50 ms still gets 320
    * deliveries a second from each process (8 kept up with a fast burst of creates only
@@ -304,6 +308,8 @@ export class AppConfig {
   readonly webhookMaxAttempts: number;
   /** How often each process looks for deliveries that are due. */
   readonly webhookPollIntervalMs: number;
+  /** Workers wake at once when an event commits (LISTEN), besides polling. */
+  readonly webhookListen: boolean;
   /** Attempts to one subscription a process makes at once. */
   readonly webhookMaxInFlightPerSubscription: number;
   /** A subscription whose every attempt failed for this long is disabled; 0: never. */
@@ -332,6 +338,7 @@ export class AppConfig {
     this.webhookRetryBaseMs = env.WEBHOOK_RETRY_BASE_MS;
     this.webhookMaxAttempts = env.WEBHOOK_MAX_ATTEMPTS;
     this.webhookPollIntervalMs = env.WEBHOOK_POLL_INTERVAL_MS;
+    this.webhookListen = env.WEBHOOK_LISTEN === 'true';
     this.webhookMaxInFlightPerSubscription = env.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION;
     this.webhookDisableAfterFailingMs = env.WEBHOOK_DISABLE_AFTER_FAILING_MS;
   }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { DatabaseNotificationsModule } from '../database/database-notifications.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { PlantsModule } from '../plants/plants.module.js';
 import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker.js';
@@ -16,7 +17,12 @@ import { WebhooksService } from './webhooks.service.js';
  * new plant writes with itself, and the worker that delivers them.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookSubscription]), PlantsModule, MetricsModule],
+  imports: [
+    TypeOrmModule.forFeature([WebhookSubscription]),
+    PlantsModule,
+    MetricsModule,
+    DatabaseNotificationsModule,
+  ],
   controllers: [WebhooksController],
   providers: [
     WebhooksService,

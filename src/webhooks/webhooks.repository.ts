@@ -8,18 +8,29 @@ import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 
 /**
+ * Announced when deliveries are due at once (new events, a redeliver), so that every
+ * process's worker wakes instead of waiting for its next poll. PostgreSQL delivers a
+ * notification at commit, and folds a transaction's identical ones into one.
+ */
+export const WEBHOOK_EVENTS_CHANNEL = 'plant_store_webhook_events';
+const WAKE_THE_WORKERS = `pg_notify('${WEBHOOK_EVENTS_CHANNEL}', '')`;
+
+/**
  * The outbox writer added to the plants' insert statement (see CreatedPlantsOutbox): one
  * event per new plant while any enabled subscription exists, one row however many there are, so
  * that subscriptions cost the hot path nothing more. The body is the plant's NewPlant
  * JSON, written by PostgreSQL from the stored bigint, so the id keeps every digit; `tag`
- * only when the plant has one, as the API writes it.
+ * only when the plant has one, as the API writes it. RETURNING wakes the workers once per
+ * statement that wrote an event, and never otherwise: without a subscription, a create
+ * notifies nothing.
  */
 const NEW_PLANT_EVENTS = `
       INSERT INTO webhook_events (payload)
       SELECT format('{"id":%s,"name":%s%s}', plant.id, to_json(plant.name),
                     CASE WHEN plant.tag IS NULL THEN '' ELSE ',"tag":' || to_json(plant.tag) END)
       FROM created_plants AS plant
-      WHERE EXISTS (SELECT FROM webhook_subscriptions WHERE disabled_at IS NULL)`;
+      WHERE EXISTS (SELECT FROM webhook_subscriptions WHERE disabled_at IS NULL)
+      RETURNING ${WAKE_THE_WORKERS}`;
 
 /**
  * Turns up to $1 events into one delivery per enabled subscription that existed when the
@@ -159,10 +170,11 @@ const QUEUE_AGE = `
     (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending')
   )), 0)::float8 AS seconds`;
 
-/** Sends a subscription's failed deliveries again, from a first attempt; answers how many. */
+/** Sends a subscription's failed deliveries again, from a first attempt, at once; answers how many. */
 const REDELIVER_FAILED = `
   UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now()
-  WHERE subscription_id = $1 AND status = 'failed'`;
+  WHERE subscription_id = $1 AND status = 'failed'
+  RETURNING ${WAKE_THE_WORKERS}`;
 
 /** A delivery taken by this process, with what sending it needs. */
 export interface ClaimedDelivery {

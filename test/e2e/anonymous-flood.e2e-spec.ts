@@ -15,6 +15,7 @@ import {
   streamCreates,
   streamPlant,
 } from '../support/plant-stream.js';
+import { percentile } from '../support/percentile.js';
 
 /** The figure is 30 s; FLOOD_SECONDS shortens it for a local run. */
 const FLOOD_SECONDS = Number(process.env.FLOOD_SECONDS ?? 30);
@@ -49,11 +50,6 @@ async function flood(url: string): Promise<{ unknownTokens: FloodReport; readine
     String(FLOOD_SECONDS),
   ]);
   return JSON.parse(stdout);
-}
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 }
 
 describe('an anonymous flood (the built service)', () => {

@@ -9,8 +9,8 @@ import {
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { verifySignature, WebhookReceiver } from '../support/webhook-receiver.js';
 
-/** The built service, its worker idle for a minute: nothing is sent before the kill. */
-const WORKER_ASLEEP = { WEBHOOK_POLL_INTERVAL_MS: '60000' };
+/** The built service, its worker idle for a minute and deaf to new events: nothing is sent before the kill. */
+const WORKER_ASLEEP = { WEBHOOK_POLL_INTERVAL_MS: '60000', WEBHOOK_LISTEN: 'false' };
 const WORKER_AWAKE = { WEBHOOK_POLL_INTERVAL_MS: '20' };
 
 describe('kill -9 of the built service between a create and its delivery', () => {

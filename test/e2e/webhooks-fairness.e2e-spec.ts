@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plantsClient } from '../support/plants-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { deliveryLatencies, WebhookReceiver } from '../support/webhook-receiver.js';
+import { percentile } from '../support/percentile.js';
 import { webhooksClient } from '../support/webhooks-client.js';
 
 const CREATES = 500;
@@ -16,12 +17,6 @@ const WAVE_INTERVAL_MS = 200;
 /** The default WEBHOOK_TIMEOUT_MS: a receiver that never answers holds each attempt this long. */
 const ATTEMPT_TIMEOUT_MS = 5_000;
 const MAX_IN_FLIGHT_PER_SUBSCRIPTION = 16;
-
-/** The value below which `share` of `values` lie. */
-function percentile(values: number[], share: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))];
-}
 
 /**
  * Before WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION, one receiver that never answered held all
@@ -73,10 +68,7 @@ describe('fair webhook delivery: a receiver that never answers delays only itsel
     }
 
     const received = await healthy.waitFor(CREATES, 30_000);
-    const latencies = received.map(
-      ({ body, receivedAt }) =>
-        receivedAt - answeredAt.get((JSON.parse(body) as { id: number }).id)!,
-    );
+    const latencies = deliveryLatencies(received, answeredAt);
     const delivered = received.map(({ body }) => (JSON.parse(body) as { id: number }).id);
     expect(new Set(delivered).size).toBe(CREATES);
     expect(percentile(latencies, 0.99)).toBeLessThan(1_000);

@@ -88,3 +88,28 @@ export function verifySignature(secret: string, { headers, body }: ReceivedDeliv
     'webhook-signature': String(headers['webhook-signature']),
   });
 }
+
+/** From each plant's 200 (`answeredAt`, by id) to the receipt of its delivery, in ms. */
+export function deliveryLatencies(
+  received: ReceivedDelivery[],
+  answeredAt: ReadonlyMap<number, number>,
+): number[] {
+  return received.map(
+    ({ body, receivedAt }) => receivedAt - answeredAt.get((JSON.parse(body) as { id: number }).id)!,
+  );
+}
+
+/**
+ * Issue 26's goal at 100 creates a second, from a create's 200 to the receipt, and the p99
+ * the tests assert: the goal and a margin for the CI's two shared cores, where another
+ * process's burst lands in the tail (one run in five on one service measured 127 ms at a
+ * load average of 3, the others 41–83 ms). The p50 has none. bench/README.md compares the
+ * figures the tests print with the goal itself.
+ */
+export const DELIVERY_LATENCY_GOAL = {
+  perSecond: 100,
+  creates: 1_000,
+  p50Ms: 20,
+  p99Ms: 100,
+  p99AssertedMs: 150,
+};

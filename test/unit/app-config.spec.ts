@@ -25,6 +25,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookRetryBaseMs: 10000,
       webhookMaxAttempts: 10,
       webhookPollIntervalMs: 1000,
+      webhookListen: true,
       webhookMaxInFlightPerSubscription: 16,
       webhookDisableAfterFailingMs: 432_000_000,
     });
@@ -52,6 +53,7 @@ describe('AppConfig.fromEnvironment', () => {
       WEBHOOK_RETRY_BASE_MS: '50',
       WEBHOOK_MAX_ATTEMPTS: '3',
       WEBHOOK_POLL_INTERVAL_MS: '20',
+      WEBHOOK_LISTEN: 'false',
       WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '2',
       WEBHOOK_DISABLE_AFTER_FAILING_MS: '0',
     });
@@ -77,6 +79,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookRetryBaseMs: 50,
       webhookMaxAttempts: 3,
       webhookPollIntervalMs: 20,
+      webhookListen: false,
       webhookMaxInFlightPerSubscription: 2,
       webhookDisableAfterFailingMs: 0,
     });
@@ -99,6 +102,10 @@ describe('AppConfig.fromEnvironment', () => {
     [
       { MIGRATIONS_AT_START: 'no' },
       'Invalid configuration: MIGRATIONS_AT_START must be true or false (got "no")',
+    ],
+    [
+      { WEBHOOK_LISTEN: 'yes' },
+      'Invalid configuration: WEBHOOK_LISTEN must be true or false (got "yes")',
     ],
     [
       { PORT: '70000' },

@@ -1,6 +1,13 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AppConfig } from '../../src/config/app-config.js';
+import type {
+  ChannelListener,
+  DatabaseNotifications,
+} from '../../src/database/database-notifications.js';
+import { WebhookDeliveryWorker } from '../../src/webhooks/delivery/webhook-delivery.worker.js';
+import type { WebhookMetrics } from '../../src/webhooks/delivery/webhook-metrics.js';
 import { retryDelayMs } from '../../src/webhooks/delivery/retry-schedule.js';
 import {
   type Attempt,
@@ -13,6 +20,7 @@ import {
 } from '../../src/webhooks/receiver-address.js';
 import { parseReceiverUrl } from '../../src/webhooks/receiver-url.js';
 import { generateSigningSecret, signDelivery } from '../../src/webhooks/webhook-signature.js';
+import type { WebhooksRepository } from '../../src/webhooks/webhooks.repository.js';
 
 describe('signDelivery', () => {
   it('signs as the Standard Webhooks reference package verifies', () => {
@@ -208,5 +216,83 @@ describe('sendAttempt', () => {
     await expect(sendAttempt({ ...attempt, timeoutMs: 5_000 })).resolves.toEqual({ status: 200 });
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(RESPONSE_LIMIT_BYTES).toBe(64 * 1024);
+  });
+});
+
+describe('WebhookDeliveryWorker, woken by notifications', () => {
+  /** A worker on fakes: its claims and fan-outs are counted, each held until released. */
+  function worker(env: Record<string, string> = {}) {
+    const calls = { fanOut: 0, claimDue: 0 };
+    const pending: Array<() => void> = [];
+    const held = <T>(value: T) => new Promise<T>((resolve) => pending.push(() => resolve(value)));
+    const webhooks = {
+      fanOut: () => {
+        calls.fanOut++;
+        return held(0);
+      },
+      claimDue: () => {
+        calls.claimDue++;
+        return held([]);
+      },
+    } as unknown as WebhooksRepository;
+    let listener: ChannelListener | undefined;
+    const notifications = {
+      listen: (_channel: string, channelListener: ChannelListener) => {
+        listener = channelListener;
+        return Promise.resolve();
+      },
+    } as unknown as DatabaseNotifications;
+    const config = AppConfig.fromEnvironment({ WEBHOOK_POLL_INTERVAL_MS: '60000', ...env });
+    const subject = new WebhookDeliveryWorker(
+      webhooks,
+      new ReceiverAddressPolicy([], 1_000),
+      {} as WebhookMetrics,
+      config,
+      notifications,
+    );
+    subject.onApplicationBootstrap();
+    /** Lets the statements held so far answer, and the worker take its next turns. */
+    const release = async () => {
+      for (const answer of pending.splice(0)) answer();
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    return {
+      subject,
+      calls,
+      release,
+      notify: () => listener?.notified(''),
+      listener: () => listener,
+    };
+  }
+
+  it('claims once for a burst of notifications, fanning the new events out first', async () => {
+    const { subject, calls, release, notify } = worker();
+    for (let index = 0; index < 50; index++) notify();
+    await release();
+    expect(calls).toEqual({ fanOut: 1, claimDue: 0 });
+    await release();
+    expect(calls).toEqual({ fanOut: 1, claimDue: 0 });
+    await subject.onModuleDestroy();
+  });
+
+  it('claims once more after a claim during which notifications arrived', async () => {
+    const { subject, calls, release, notify } = worker();
+    notify();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls.fanOut).toBe(1);
+    // The claim's snapshot may predate these events.
+    for (let index = 0; index < 10; index++) notify();
+    await release();
+    expect(calls.fanOut).toBe(2);
+    await release();
+    expect(calls.fanOut).toBe(2);
+    await subject.onModuleDestroy();
+  });
+
+  it('does not listen with WEBHOOK_LISTEN=false', async () => {
+    const { subject, listener } = worker({ WEBHOOK_LISTEN: 'false' });
+    expect(listener()).toBeUndefined();
+    await subject.onModuleDestroy();
   });
 });

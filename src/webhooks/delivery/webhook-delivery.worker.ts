@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { ConcurrencyLimit } from '../../common/concurrency/concurrency-limit.js';
 import { AppConfig } from '../../config/app-config.js';
+import { DatabaseNotifications } from '../../database/database-notifications.js';
 import { ReceiverAddressPolicy, ReceiverRefusedError } from '../receiver-address.js';
 import { parseReceiverUrl } from '../receiver-url.js';
 import { signDelivery } from '../webhook-signature.js';
@@ -13,6 +14,7 @@ import {
   type ClaimedDelivery,
   type DeliveryOutcome,
   type SubscriptionStatus,
+  WEBHOOK_EVENTS_CHANNEL,
   WebhooksRepository,
 } from '../webhooks.repository.js';
 import { retryDelayMs } from './retry-schedule.js';
@@ -43,7 +45,8 @@ interface Attempted {
 }
 
 /**
- * Drains the outbox in every process: polls, takes due deliveries with FOR UPDATE SKIP
+ * Drains the outbox in every process: wakes when a create commits events (LISTEN, on the
+ * process's notification connection) and polls besides, takes due deliveries with FOR UPDATE SKIP
  * LOCKED and a lease (so replicas never send one at the same time), turns as many new
  * events as there is room for into one delivery per subscription, sends them outside any
  * transaction, then records the outcomes. At least once: a process that dies mid-attempt
@@ -53,7 +56,8 @@ interface Attempted {
  * worker, never POST /plants. Fair: a subscription has at most
  * WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION attempts in flight here, and each subscription's
  * share of a claim frees its slots as soon as its outcomes are recorded, so a receiver
- * that never answers delays only its own deliveries.
+ * that never answers delays only its own deliveries. The poll is the fallback: retries
+ * come due by time alone, and notifications are missed while the connection is lost.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
@@ -68,6 +72,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private attempted: Attempted[] = [];
   private timer: NodeJS.Timeout | undefined;
   private claiming = false;
+  /** Asked to claim while a claim was under way: its snapshot may predate new events. */
+  private claimAgain = false;
+  private waking = false;
+  /** Woken for new events since the last claim began: it fans them out first. */
+  private eventsCommitted = false;
   private recording = false;
   private stopped = false;
   /** Says so once per outage, not once per poll. */
@@ -78,10 +87,21 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     private readonly receivers: ReceiverAddressPolicy,
     private readonly metrics: WebhookMetrics,
     private readonly config: AppConfig,
+    private readonly notifications: DatabaseNotifications,
   ) {}
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => this.poll(), this.config.webhookPollIntervalMs);
+    if (!this.config.webhookListen) return;
+    // Listening again after a loss, it claims at once what was announced meanwhile.
+    const wake = () => this.wake();
+    this.notifications
+      .listen(WEBHOOK_EVENTS_CHANNEL, { notified: wake, listening: wake })
+      .catch((error: Error) =>
+        this.logger.warn(
+          `webhook deliveries wait for the poll until LISTEN works: ${error.message}`,
+        ),
+      );
   }
 
   /** Before the pool closes: claims no more, and lets the attempts under way finish. */
@@ -91,24 +111,51 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     while (this.work.size > 0) await Promise.all(this.work);
   }
 
-  private poll(): void {
-    const room = MAX_IN_FLIGHT - this.inFlightTotal;
-    if (this.stopped || this.claiming || room <= 0) return;
-    this.claiming = true;
-    // Tracked from the claim on: a shutdown waits for what this process has taken.
-    this.track(this.claimAndSend(Math.min(room, CLAIM_BATCH)));
+  /**
+   * Events were committed: claims once in the next event-loop turn, however many
+   * notifications arrived in this one (a burst of creates costs a claim, not one each).
+   */
+  private wake(): void {
+    if (this.waking) return;
+    this.waking = true;
+    setImmediate(() => {
+      this.waking = false;
+      this.eventsCommitted = true;
+      this.poll();
+    });
   }
 
-  private async claimAndSend(limit: number): Promise<void> {
+  private poll(): void {
+    const room = MAX_IN_FLIGHT - this.inFlightTotal;
+    if (this.stopped || room <= 0) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = true;
+    this.claimAgain = false;
+    const woken = this.eventsCommitted;
+    this.eventsCommitted = false;
+    // Tracked from the claim on: a shutdown waits for what this process has taken.
+    this.track(this.claimAndSend(Math.min(room, CLAIM_BATCH), woken));
+  }
+
+  /**
+   * @param woken for new events: they are fanned out first, and the one claim after takes
+   * their deliveries with whatever else is due, a statement fewer on the way to a receiver
+   */
+  private async claimAndSend(limit: number, woken: boolean): Promise<void> {
     const leaseMs = 2 * this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
     const perSubscription = this.config.webhookMaxInFlightPerSubscription;
+    // A claim goes ahead of outcomes waiting to be recorded: deliveries wait for it.
     const claimDue = (count: number) =>
-      this.database.run(() =>
-        this.webhooks.claimDue(count, leaseMs, perSubscription, this.inFlight),
+      this.database.run(
+        () => this.webhooks.claimDue(count, leaseMs, perSubscription, this.inFlight),
+        true,
       );
     let claimed = 0;
     try {
-      claimed += this.send(await claimDue(limit));
+      if (!woken) claimed += this.send(await claimDue(limit));
       // Events become deliveries only as fast as they are sent: a backlog behind slow
       // receivers stays one event row per plant, not a row per subscription, rewritten.
       const room = limit - claimed;
@@ -116,7 +163,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         const busy = [...this.inFlight].flatMap(([id, count]) =>
           count >= perSubscription ? [id] : [],
         );
-        if ((await this.database.run(() => this.webhooks.fanOut(room, busy))) > 0) {
+        if ((await this.database.run(() => this.webhooks.fanOut(room, busy), true)) > 0) {
           claimed += this.send(await claimDue(room));
         }
       }
@@ -127,8 +174,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     } finally {
       this.claiming = false;
     }
-    // A full claim: more may be due at once.
-    if (claimed === limit) this.poll();
+    // A full claim: more may be due at once; or events committed while it ran.
+    if (claimed === limit || this.claimAgain) this.poll();
   }
 
   private track(work: Promise<void>): void {
