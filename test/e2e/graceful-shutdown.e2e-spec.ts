@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,28 +118,12 @@ describe('a stop answers every request it received (the built service, cold)', (
   const createOnNewConnection = (url: string, id: number) => {
     let written!: () => void;
     const sent = new Promise<void>((resolve) => (written = resolve));
-    const answer = new Promise<Answer | Error>((resolve) => {
-      const request = httpRequest(
-        `${url}/plants`,
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          agent: false,
-        },
-        (response) => {
-          let body = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (body += chunk));
-          response.on('end', () =>
-            resolve({ status: response.statusCode!, headers: response.headers, body }),
-          );
-          response.on('error', resolve);
-        },
-      );
-      request.on('error', resolve);
-      request.on('finish', written);
-      request.end(JSON.stringify({ id, name: `plant ${id}` }));
-    });
+    const answer: Promise<Answer | Error> = send(`${url}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id, name: `plant ${id}` }),
+      onWritten: written,
+    }).catch((error: Error) => error);
     return { sent, answer };
   };
 

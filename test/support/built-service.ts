@@ -248,7 +248,7 @@ export interface Answer {
 
 /**
  * One request, on a connection of its own unless `agent` (e.g. a keep-alive one) is
- * given.
+ * given. `onWritten` is told when all its bytes are handed to the socket.
  */
 export function send(
   url: string,
@@ -257,6 +257,7 @@ export function send(
     headers?: Record<string, string>;
     body?: string;
     agent?: Agent;
+    onWritten?: () => void;
   } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -274,6 +275,7 @@ export function send(
       },
     );
     request.on('error', reject);
+    if (options.onWritten) request.on('finish', options.onWritten);
     request.end(options.body);
   });
 }
