@@ -1,41 +1,25 @@
-import 'reflect-metadata';
-import type { AddressInfo } from 'node:net';
-import { Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AppModule } from './app.module.js';
-import { initApp } from './app.setup.js';
-import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
-import { AppConfig, ConfigError } from './config/app-config.js';
-import { closeOnSignals } from './shutdown/shutdown-signals.js';
+import { tracingRequested } from './common/tracing/tracing-switch.js';
 
 /**
- * The address the server is bound to, as it is: `app.getUrl()` turns 0.0.0.0 into
- * 127.0.0.1, which hides that every interface is served.
+ * The service's entry point. Tracing, when the OTEL_* variables ask for it, starts first:
+ * OpenTelemetry patches `pg` and `ioredis` as they load, so the application is imported
+ * only after it. When they do not, no OpenTelemetry package is loaded at all.
  */
-function listeningUrl(app: NestFastifyApplication): string {
-  const { address, family, port } = app.getHttpServer().address() as AddressInfo;
-  return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
-}
-
-async function bootstrap(): Promise<void> {
-  let config: AppConfig;
-  try {
-    config = AppConfig.fromEnvironment();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
+async function main(): Promise<void> {
+  let tracing;
+  if (tracingRequested(process.env)) {
+    const { startOpenTelemetry, TracingConfigError } =
+      await import('./common/tracing/open-telemetry.js');
+    try {
+      tracing = startOpenTelemetry();
+    } catch (error) {
+      if (!(error instanceof TracingConfigError)) throw error;
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
   }
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule,
-    createHttpAdapter(config),
-    HTTP_APP_OPTIONS,
-  );
-  await initApp(app);
-  closeOnSignals(app);
-  await app.listen({ port: config.port, host: config.host });
-  new Logger('Http').log(`listening on ${listeningUrl(app)}`);
+  const { startServer } = await import('./server.js');
+  await startServer(tracing);
 }
 
-await bootstrap();
+await main();

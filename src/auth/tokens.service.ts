@@ -10,6 +10,7 @@ import { TokenRequestError } from './token-request.error.js';
 import { REVOKE_AND_ANNOUNCE } from './token-revocations.js';
 import { generateTokenSecret, hashTokenSecret } from './token-secret.js';
 import { VerifiedTokenCache } from './verified-token-cache.js';
+import { tracing } from '../common/tracing/tracing.js';
 
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Recording every use would be a write per request; once a minute is enough to tell. */
@@ -125,9 +126,12 @@ export class TokensService {
   /** The principal for a presented token, or null when it is unknown, expired or revoked. */
   async authenticate(secret: string): Promise<Principal | null> {
     const secretHash = hashTokenSecret(secret);
-    const token = await this.verified.get(secretHash, (known) =>
-      this.lookups.run(() => this.tokens.findOneBy({ secretHash }), known),
-    );
+    let cache = 'hit';
+    const token = await this.verified.get(secretHash, (known) => {
+      cache = 'miss';
+      return this.lookups.run(() => this.tokens.findOneBy({ secretHash }), known);
+    });
+    tracing().annotate({ 'plant_store.token.cache': cache });
     const now = new Date();
     if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return null;
     if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {

@@ -1,6 +1,9 @@
+import { type CapturedTrace, tracing } from '../common/tracing/tracing.js';
 import { DatabaseUnavailableError } from './database-errors.js';
 
 export interface BatchingOptions {
+  /** The name of a statement's span, when tracing: it links to the requests it serves. */
+  spanName: string;
   /** Statements in flight at once; further items wait and go out together. */
   concurrency: number;
   /** Items in one statement at most. */
@@ -28,6 +31,8 @@ interface Waiting<Item, Outcome> {
   deadlineAt: number;
   /** Resolved or rejected (at its deadline, say): not worth sending any more. */
   settled: boolean;
+  /** The submitter's trace, which the statement carrying the item links to. */
+  trace: CapturedTrace | undefined;
 }
 
 /**
@@ -63,6 +68,7 @@ export class BatchingQueue<Item, Outcome> {
         reject,
         deadlineAt: performance.now() + this.options.deadlineMs,
         settled: false,
+        trace: tracing().capture(),
       };
       this.waiting.push(waiting);
       this.unsettled.push(waiting);
@@ -133,7 +139,11 @@ export class BatchingQueue<Item, Outcome> {
   private async settle(batch: Waiting<Item, Outcome>[]): Promise<void> {
     try {
       // Awaited inside the try, so that even a synchronous throw settles this batch.
-      const outcomes = await this.write(batch.map(({ item }) => item));
+      const outcomes = await tracing().batch(
+        this.options.spanName,
+        batch.map(({ trace }) => trace),
+        () => this.write(batch.map(({ item }) => item)),
+      );
       batch.forEach((each, index) => this.resolveItem(each, outcomes[index]));
     } catch (error) {
       if (batch.length > 1 && this.options.isItemError?.(error)) {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { stdTimeFunctions } from 'pino';
+import { tracing } from '../common/tracing/tracing.js';
 import { AppConfig } from '../config/app-config.js';
 import { chooseLogFormat } from './log-format.js';
 import { RequestLogService } from './request-log.service.js';
@@ -24,6 +25,16 @@ const REDACTED_PATHS = [
 ];
 
 /**
+ * While tracing is on, each line written inside a span (a request's, a delivery's) names
+ * it, so that a line leads to its trace and a trace to its lines.
+ */
+function traceFields(): Record<string, string> {
+  const ids = tracing().activeIds();
+  if (!ids) return {};
+  return { trace_id: ids.traceId, span_id: ids.spanId, trace_flags: ids.sampled ? '01' : '00' };
+}
+
+/**
  * Lines on stdout (pino through nestjs-pino): Nest's own logs, the services' logs (bound
  * to the request id while a request is handled) and one line per request. JSON, or in a
  * terminal the same fields made readable by pino-pretty (see chooseLogFormat).
@@ -42,6 +53,7 @@ const REDACTED_PATHS = [
           redact: { paths: REDACTED_PATHS, censor: '[Redacted]' },
           timestamp: stdTimeFunctions.isoTime,
           formatters: { level: (label: string) => ({ level: label }) },
+          ...(tracing().enabled && { mixin: traceFields }),
         };
         if (chooseLogFormat(config, process.stdout.isTTY === true) === 'json') {
           return { pinoHttp: options };

@@ -101,9 +101,13 @@ export class PlantsRepository implements OnApplicationBootstrap {
     };
     this.inserts = new BatchingQueue((plants) => this.insertBatch(plants), {
       ...batching,
+      spanName: 'plants insert batch',
       isItemError: isDataException,
     });
-    this.reads = new BatchingQueue((ids) => this.findBatch(ids), batching);
+    this.reads = new BatchingQueue((ids) => this.findBatch(ids), {
+      ...batching,
+      spanName: 'plants read batch',
+    });
   }
 
   /** Once every module has added its outbox writers (in onModuleInit), before any request. */

@@ -7,6 +7,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { tracing } from '../common/tracing/tracing.js';
 import { type RateLimitStore, RateLimitStoreSwitch } from './rate-limit-store-switch.js';
 import { withinTime } from './within-time.js';
 
@@ -66,6 +67,7 @@ export class SharedRateLimitStorage
   ): Promise<ThrottlerStorageRecord> {
     const limiters = this.limitersFor(ttlMs, limit, blockDurationMs);
     const shared = await this.storeSwitch.inRedis(() => count(limiters.redis, key));
+    tracing().annotate({ 'plant_store.rate_limit.store': shared ? 'redis' : 'memory' });
     return shared ? shared.value : count(limiters.memory, key);
   }
 

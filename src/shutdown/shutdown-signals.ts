@@ -1,5 +1,6 @@
 import { constants } from 'node:os';
 import { type INestApplication, Logger } from '@nestjs/common';
+import { tracing } from '../common/tracing/tracing.js';
 
 /** Should a step of the shutdown hang, the process exits anyway after this. */
 const SHUTDOWN_LIMIT_MS = 30_000;
@@ -23,16 +24,20 @@ export function closeOnSignals(app: INestApplication): void {
       logger.error(`the shutdown took over ${SHUTDOWN_LIMIT_MS} ms; exiting`);
       process.exit(1);
     }, SHUTDOWN_LIMIT_MS).unref();
-    app.close().then(
-      () => {
-        logger.log('stopped');
-        process.exit(0);
-      },
-      (error: Error) => {
-        logger.error(`the shutdown failed: ${error.message}`, error.stack);
-        process.exit(1);
-      },
-    );
+    // The spans of the last requests are exported (within a bound) once they are answered.
+    app
+      .close()
+      .then(() => tracing().shutdown())
+      .then(
+        () => {
+          logger.log('stopped');
+          process.exit(0);
+        },
+        (error: Error) => {
+          logger.error(`the shutdown failed: ${error.message}`, error.stack);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

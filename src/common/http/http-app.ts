@@ -5,7 +5,9 @@ import { Logger } from 'nestjs-pino';
 import { AppConfig } from '../../config/app-config.js';
 import { answerClientError, answerRouterError } from '../filters/client-error.handler.js';
 import { parseJsonBody, stringifyJson } from '../json/json-codec.js';
+import { tracing } from '../tracing/tracing.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
+import { routePattern } from './request-observer.js';
 
 /** A plant is well under 2 KiB; anything much larger is refused (413) while it streams in. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -98,6 +100,7 @@ export function configureHttp(app: NestFastifyApplication): NestFastifyApplicati
   fastify.setReplySerializer((payload) => stringifyJson(payload));
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    tracing().nameRoute(routePattern(request));
     done();
   });
   return app;

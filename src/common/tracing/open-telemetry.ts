@@ -1,0 +1,264 @@
+import { register as registerModuleHooks } from 'import-in-the-middle/register-hooks.mjs';
+import { Logger, type NestApplicationOptions } from '@nestjs/common';
+import {
+  context,
+  createNoopMeter,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  diag,
+  DiagLogLevel,
+  type Link,
+  type MeterProvider,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Tracer,
+} from '@opentelemetry/api';
+import {
+  getNumberFromEnv,
+  getRPCMetadata,
+  getStringFromEnv,
+  RPCType,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
+import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace';
+import { endWith } from './span-outcome.js';
+import { traceInstanceMethods } from './traced-instances.js';
+import type {
+  ActiveSpan,
+  CapturedTrace,
+  SpanAttributes,
+  SpanOptions,
+  TraceIds,
+  Tracing,
+} from './tracing.js';
+import { useTracing } from './tracing.js';
+
+/** `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names it. */
+const DEFAULT_SERVICE_NAME = 'plant-store';
+/** What the shutdown waits for queued spans at most: well within its drain (src/shutdown). */
+const FLUSH_LIMIT_MS = 3_000;
+/** Modules loaded as ES modules that an instrumentation patches. */
+const INSTRUMENTED_MODULES = ['pg', 'ioredis'];
+
+/** The OTLP protocols served: the two over HTTP (gRPC would need a library it lacks). */
+const EXPORTERS: Record<string, () => SpanExporter> = {
+  'http/protobuf': () => new OtlpProtobufExporter(),
+  'http/json': () => new OtlpJsonExporter(),
+};
+
+export class TracingConfigError extends Error {}
+
+/** Started tracing: what src/main.ts hands to NestFactory.create. */
+export interface StartedTracing {
+  instrument: NonNullable<NestApplicationOptions['instrument']>;
+}
+
+/**
+ * Starts the OpenTelemetry SDK from the standard variables (endpoint, headers, protocol,
+ * service name, resource attributes, sampler, propagators, batch processor) and makes it
+ * the service's tracing (see tracing.ts). Must run before the application's modules are
+ * loaded, so that `pg` and `ioredis`, imported as ES modules, are patched as they load.
+ */
+export function startOpenTelemetry(): StartedTracing {
+  const protocol = (
+    getStringFromEnv('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+    getStringFromEnv('OTEL_EXPORTER_OTLP_PROTOCOL') ??
+    'http/protobuf'
+  ).trim();
+  const exporter = EXPORTERS[protocol];
+  if (!exporter) {
+    throw new TracingConfigError(
+      `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, not ${protocol}`,
+    );
+  }
+  diag.setLogger(new DiagToNestLogger(), DiagLogLevel.WARN);
+  registerModuleHooks({ include: INSTRUMENTED_MODULES });
+  const droppedSpans = new DroppedSpans();
+  const sdk = new NodeSDK({
+    resource: defaultResource().merge(
+      resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }),
+    ),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: exporter(),
+        selfObsMeterProvider: droppedSpans.meterProvider,
+        maxQueueSize: getNumberFromEnv('OTEL_BSP_MAX_QUEUE_SIZE'),
+        maxExportBatchSize: getNumberFromEnv('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+        scheduledDelayMillis: getNumberFromEnv('OTEL_BSP_SCHEDULE_DELAY'),
+        exportTimeoutMillis: getNumberFromEnv('OTEL_BSP_EXPORT_TIMEOUT'),
+      }),
+    ],
+    // Traces only: the service's metrics are Prometheus's (/metrics), its logs stdout.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation({
+        // The one outgoing request, a webhook delivery, has its own span (src/webhooks).
+        disableOutgoingRequestInstrumentation: true,
+      }),
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+    ],
+  });
+  sdk.start();
+  const tracer = trace.getTracer(DEFAULT_SERVICE_NAME);
+  useTracing(new OpenTelemetryTracing(tracer, sdk, droppedSpans));
+  return { instrument: { instanceDecorator: traceInstanceMethods(tracer) } };
+}
+
+/** The SDK's own warnings and errors (an unreachable collector, say) as service log lines. */
+class DiagToNestLogger {
+  private readonly logger = new Logger('OpenTelemetry');
+  error = (message: string) => this.logger.error(message);
+  warn = (message: string) => this.logger.warn(message);
+  info = () => {};
+  debug = () => {};
+  verbose = () => {};
+}
+
+/**
+ * Counts the spans the batch processor drops because its queue is full (a collector
+ * slower than the service, or down), and warns once. The processor reports them
+ * through its self-observability meter: this is that meter, and only that counter.
+ */
+class DroppedSpans {
+  count = 0;
+  private readonly logger = new Logger('Tracing');
+
+  readonly meterProvider: MeterProvider = {
+    getMeter: () =>
+      Object.assign(createNoopMeter(), {
+        createCounter: () => ({
+          add: (spans: number, attributes?: Record<string, unknown>) => {
+            if (attributes?.['error.type'] === 'queue_full') this.dropped(spans);
+          },
+        }),
+      }),
+  };
+
+  private dropped(spans: number): void {
+    if (this.count === 0) {
+      this.logger.warn(
+        'the span queue is full (the collector is slow or down): spans are being dropped; see otel_spans_dropped_total',
+      );
+    }
+    this.count += spans;
+  }
+}
+
+const W3C_TRACE_CONTEXT = new W3CTraceContextPropagator();
+
+class OpenTelemetryTracing implements Tracing {
+  readonly enabled = true;
+
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly sdk: NodeSDK,
+    private readonly dropped: DroppedSpans,
+  ) {}
+
+  droppedSpans(): number {
+    return this.dropped.count;
+  }
+
+  activeIds(): TraceIds | undefined {
+    const span = trace.getActiveSpan();
+    if (!span) return undefined;
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    return { traceId, spanId, sampled: (traceFlags & TraceFlags.SAMPLED) !== 0 };
+  }
+
+  annotate(attributes: SpanAttributes): void {
+    trace.getActiveSpan()?.setAttributes(attributes);
+  }
+
+  nameRoute(route: string): void {
+    // Read by the HTTP instrumentation as the request ends: the span's name and http.route.
+    const metadata = getRPCMetadata(context.active());
+    if (metadata?.type === RPCType.HTTP) metadata.route = route;
+  }
+
+  capture(): CapturedTrace | undefined {
+    return context.active() as unknown as CapturedTrace;
+  }
+
+  async batch<T>(
+    name: string,
+    requests: (CapturedTrace | undefined)[],
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const spans = requests
+      .map((captured) => captured && trace.getSpan(captured as unknown as typeof ROOT_CONTEXT))
+      .filter((span): span is Span => span?.isRecording() === true);
+    // Nobody sampled waits for it: no span, and none for its statement either.
+    if (spans.length === 0) return context.with(ROOT_CONTEXT, work);
+    const links: Link[] = spans.map((span) => ({ context: span.spanContext() }));
+    return this.tracer.startActiveSpan(
+      name,
+      { root: true, links, attributes: { 'db.operation.batch.size': requests.length } },
+      async (batchSpan) => {
+        const toBatch: Link = { context: batchSpan.spanContext() };
+        for (const span of spans) span.addLink(toBatch);
+        return endWith(batchSpan, work);
+      },
+    );
+  }
+
+  traceparent(): string | null {
+    const carrier: Record<string, string> = {};
+    W3C_TRACE_CONTEXT.inject(context.active(), carrier, defaultTextMapSetter);
+    const sampled = (trace.getActiveSpan()?.spanContext().traceFlags ?? 0) & TraceFlags.SAMPLED;
+    return sampled ? (carrier.traceparent ?? null) : null;
+  }
+
+  inSpan<T>(
+    name: string,
+    { kind, attributes, parent }: SpanOptions,
+    work: (span: ActiveSpan) => Promise<T>,
+  ): Promise<T> {
+    const parentContext =
+      parent === undefined
+        ? context.active()
+        : parent === null
+          ? ROOT_CONTEXT
+          : W3C_TRACE_CONTEXT.extract(ROOT_CONTEXT, { traceparent: parent }, defaultTextMapGetter);
+    return this.tracer.startActiveSpan(
+      name,
+      { kind: kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes },
+      parentContext,
+      (span) =>
+        endWith(span, () =>
+          work({
+            setAttributes: (more) => span.setAttributes(more),
+            fail: (reason) => span.setStatus({ code: SpanStatusCode.ERROR, message: reason }),
+            propagationHeaders: () => {
+              const headers: Record<string, string> = {};
+              propagation.inject(context.active(), headers, defaultTextMapSetter);
+              return headers;
+            },
+          }),
+        ),
+    );
+  }
+
+  async shutdown(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, FLUSH_LIMIT_MS);
+    });
+    await Promise.race([this.sdk.shutdown().catch(() => {}), limit]);
+    clearTimeout(timer);
+  }
+}
