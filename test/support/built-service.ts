@@ -68,6 +68,8 @@ export interface ServiceOptions {
   forgetOutput?: boolean | 'request lines';
   /** Runs it with the Node.js flags of `npm run start:prod`, as the image does. */
   productionFlags?: boolean;
+  /** Node.js flags before the entry point (after the production ones), e.g. an `--import`. */
+  nodeFlags?: string[];
 }
 
 /** The flags in `npm run start:prod`, which is `node <flags> dist/src/main.js`. */
@@ -95,7 +97,10 @@ export class ServiceProcess {
     private readonly options: ServiceOptions = {},
   ) {
     this.chosenPort = Number(env.PORT ?? 0);
-    const flags = options.productionFlags ? productionFlags() : [];
+    const flags = [
+      ...(options.productionFlags ? productionFlags() : []),
+      ...(options.nodeFlags ?? []),
+    ];
     this.child = spawn(process.execPath, [...flags, ENTRY], {
       cwd: ROOT,
       env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },

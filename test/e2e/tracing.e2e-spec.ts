@@ -1,0 +1,293 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  send,
+  startServiceOnTestDatabase,
+  type ServiceOnTestDatabase,
+} from '../support/built-service.js';
+import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+
+const REPORT_LOADED_MODULES = fileURLToPath(
+  new URL('../support/report-loaded-modules.mjs', import.meta.url),
+);
+/**
+ * What `--import report-loaded-modules.mjs` reports: the OpenTelemetry SDK, exporters,
+ * instrumentations and module hooks. Not `@opentelemetry/api`, the no-op API that
+ * prom-client has always loaded itself (a dependency of its default metrics).
+ */
+const OPEN_TELEMETRY_MODULES =
+  '@opentelemetry/(?!api/)|import-in-the-middle|require-in-the-middle';
+const REPORTING = {
+  nodeFlags: ['--import', REPORT_LOADED_MODULES],
+};
+
+const SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
+
+/** A W3C traceparent of a sampled span in a new trace, as an upstream service sends it. */
+function upstreamTraceparent(): { header: string; traceId: string; spanId: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return { header: `00-${traceId}-${spanId}-01`, traceId, spanId };
+}
+
+let nextId = 1;
+
+function createPlant(
+  { url, token }: ServiceOnTestDatabase,
+  name: string,
+  headers: Record<string, string> = {},
+) {
+  return send(`${url}/plants`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      ...headers,
+    },
+    body: JSON.stringify({ id: nextId++, name }),
+  });
+}
+
+/** The spans whose parent chain within the trace leads to `root`. */
+function descendants(spans: ReceivedSpan[], root: ReceivedSpan): ReceivedSpan[] {
+  const children = spans.filter(({ parentSpanId }) => parentSpanId === root.spanId);
+  return children.flatMap((child) => [child, ...descendants(spans, child)]);
+}
+
+/**
+ * Tracing as an operator turns it on: the built service, the standard OTEL_* variables,
+ * and a collector (here an OTLP/HTTP receiver in the test) that records what arrives.
+ */
+describe('tracing: OTLP over HTTP/JSON to a collector', () => {
+  let collector: OtlpReceiver;
+  let started: ServiceOnTestDatabase;
+
+  beforeAll(async () => {
+    collector = await OtlpReceiver.start();
+    started = await startServiceOnTestDatabase(
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_SERVICE_NAME: 'plant-store-under-test',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
+        REPORT_LOADED_MODULES: OPEN_TELEMETRY_MODULES,
+      },
+      REPORTING,
+    );
+  });
+
+  afterAll(async () => {
+    await started?.stop();
+    await collector?.stop();
+  });
+
+  it('gives a create one trace: the server span named by its route, with a child for each step', async () => {
+    const name = `Traced fern ${randomBytes(4).toString('hex')}`;
+    const answer = await createPlant(started, name);
+    expect(answer.status).toBe(200);
+
+    const server = await collector.waitForSpan(
+      (span) => span.name === 'POST /plants' && span.kind === SPAN_KIND.server,
+    );
+    expect(server.parentSpanId ?? '').toBe('');
+    expect(server.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/plants',
+      'http.response.status_code': 200,
+      'url.path': '/plants',
+    });
+    expect(server.resource).toMatchObject({
+      'service.name': 'plant-store-under-test',
+      'deployment.environment.name': 'e2e',
+    });
+
+    const service = await collector.waitForSpan(
+      (span) => span.traceId === server.traceId && span.name === 'PlantsService.create',
+    );
+    const inTrace = descendants(collector.trace(server.traceId), server);
+    const direct = inTrace.filter(({ parentSpanId }) => parentSpanId === server.spanId);
+    expect(direct.map(({ name }) => name)).toEqual(
+      expect.arrayContaining([
+        'BearerAuthGuard.canActivate',
+        'RateLimitGuard.canActivate',
+        'RequestValidationPipe.transform',
+        'PlantsService.create',
+      ]),
+    );
+    const authentication = inTrace.find(({ name }) => name === 'TokensService.authenticate');
+    expect(authentication?.attributes['plant_store.token.cache']).toMatch(/^(hit|miss)$/);
+
+    // Group commit: the statement has a span of its own, in no request's trace, linked
+    // both ways with the request it carried.
+    const waiting = inTrace.find(({ name }) => name === 'PlantsRepository.insertIfAbsent');
+    expect(waiting?.parentSpanId).toBe(service.spanId);
+    expect(waiting?.links).toHaveLength(1);
+    const batch = await collector.waitForSpan(
+      (span) => span.spanId === waiting!.links[0].spanId && span.name === 'plants insert batch',
+    );
+    expect(batch.traceId).not.toBe(server.traceId);
+    expect(batch.parentSpanId ?? '').toBe('');
+    expect(batch.attributes['db.operation.batch.size']).toBeGreaterThanOrEqual(1);
+    expect(batch.links).toContainEqual({ traceId: server.traceId, spanId: waiting!.spanId });
+
+    const statement = await collector.waitForSpan(
+      (span) => span.traceId === batch.traceId && span.scope.includes('instrumentation-pg'),
+    );
+    expect(statement.kind).toBe(SPAN_KIND.client);
+    expect(statement.attributes['db.query.text']).toContain('INSERT INTO plants');
+    // Statement text, never values.
+    expect(JSON.stringify(collector.spans)).not.toContain(name);
+  });
+
+  it('links the requests a batched statement carried to it, and it to each of them', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, n) => createPlant(started, `Batched ${n}`)),
+    );
+    expect(answers.map(({ status }) => status)).toEqual(answers.map(() => 200));
+    const batch = await collector.waitForSpan(
+      (span) =>
+        span.name === 'plants insert batch' &&
+        Number(span.attributes['db.operation.batch.size']) > 1,
+    );
+    expect(batch.links).toHaveLength(Number(batch.attributes['db.operation.batch.size']));
+    for (const link of batch.links) {
+      const waiting = await collector.waitForSpan((span) => span.spanId === link.spanId);
+      expect(waiting.traceId).toBe(link.traceId);
+      expect(waiting.links).toContainEqual({ traceId: batch.traceId, spanId: batch.spanId });
+    }
+    expect(new Set(batch.links.map(({ traceId }) => traceId)).size).toBe(batch.links.length);
+  });
+
+  it('continues the trace of an incoming traceparent', async () => {
+    const upstream = upstreamTraceparent();
+    expect((await createPlant(started, 'Continued', { traceparent: upstream.header })).status).toBe(
+      200,
+    );
+    const server = await collector.waitForSpan(
+      (span) => span.traceId === upstream.traceId && span.kind === SPAN_KIND.server,
+    );
+    expect(server.parentSpanId).toBe(upstream.spanId);
+    expect(server.name).toBe('POST /plants');
+  });
+
+  it('ignores an invalid traceparent: the request is answered and starts a trace of its own', async () => {
+    for (const invalid of [
+      'garbage',
+      '00-00000000000000000000000000000000-b7ad6b7169203331-01',
+      `00-${'a'.repeat(32)}-${'0'.repeat(16)}-01`,
+      `ff-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+      `00-${'a'.repeat(5000)}`,
+    ]) {
+      const answer = await send(`${started.url}/plants/${nextId}`, {
+        headers: { authorization: `Bearer ${started.token}`, traceparent: invalid },
+      });
+      expect(answer.status).toBe(404);
+    }
+  });
+
+  it('names each request log line after the span it was written in, warnings and errors too', async () => {
+    const upstream = upstreamTraceparent();
+    expect((await createPlant(started, 'Logged', { traceparent: upstream.header })).status).toBe(
+      200,
+    );
+    const server = await collector.waitForSpan(
+      (span) => span.traceId === upstream.traceId && span.kind === SPAN_KIND.server,
+    );
+    const requestLine = started.service
+      .logLines()
+      .find((line) => line.msg === 'request completed' && line.trace_id === upstream.traceId);
+    expect(requestLine).toMatchObject({ span_id: server.spanId, trace_flags: '01' });
+
+    // A request that fails while the database is away logs a warning or an error.
+    await started.database.setReachable(false);
+    const failing = upstreamTraceparent();
+    try {
+      const answer = await send(`${started.url}/plants?limit=5`, {
+        headers: { authorization: `Bearer ${started.token}`, traceparent: failing.header },
+      });
+      expect(answer.status).toBe(503);
+    } finally {
+      await started.database.setReachable(true);
+    }
+    const problems = started.service
+      .logLines()
+      .filter(
+        (line) =>
+          (line.level === 'warn' || line.level === 'error') && line.trace_id === failing.traceId,
+      );
+    expect(problems.length).toBeGreaterThan(0);
+    for (const line of problems) expect(line.span_id).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('loads OpenTelemetry (the check below sees its modules when they are there)', () => {
+    expect(started.service.output.stderr).toMatch(/loaded .*@opentelemetry\/sdk-node/);
+  });
+});
+
+describe('tracing: OTLP over HTTP/protobuf, the default protocol', () => {
+  it('exports the spans of a create, with the trace id of its traceparent', async () => {
+    const collector = await OtlpReceiver.start();
+    const started = await startServiceOnTestDatabase({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.endpoint}/v1/traces`,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    try {
+      const upstream = upstreamTraceparent();
+      expect(
+        (await createPlant(started, 'Protobuf', { traceparent: upstream.header })).status,
+      ).toBe(200);
+      const traceIdBytes = Buffer.from(upstream.traceId, 'hex');
+      const deadline = Date.now() + 15_000;
+      while (!collector.protobufBodies.some((body) => body.includes(traceIdBytes))) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(collector.exports[0]).toMatchObject({
+        path: '/v1/traces',
+        contentType: 'application/x-protobuf',
+      });
+    } finally {
+      await started.stop();
+      await collector.stop();
+    }
+  });
+});
+
+describe('tracing off (no OTEL_* variable asks for it)', () => {
+  it('loads no OpenTelemetry module at all', async () => {
+    const started = await startServiceOnTestDatabase(
+      { REPORT_LOADED_MODULES: OPEN_TELEMETRY_MODULES },
+      REPORTING,
+    );
+    try {
+      expect((await createPlant(started, 'Untraced')).status).toBe(200);
+      const answer = await send(`${started.url}/plants/${nextId - 1}`, {
+        headers: { authorization: `Bearer ${started.token}` },
+      });
+      expect(answer.status).toBe(200);
+      expect(started.service.output.stderr).not.toContain('loaded ');
+      const requestLine = started.service
+        .logLines()
+        .find((line) => line.msg === 'request completed');
+      expect(requestLine).toBeDefined();
+      expect(requestLine).not.toHaveProperty('trace_id');
+    } finally {
+      await started.stop();
+    }
+  });
+
+  it('refuses a protocol it cannot export with, at start', async () => {
+    const { ServiceProcess } = await import('../support/built-service.js');
+    const service = new ServiceProcess({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
+    const exit = await service.exited;
+    expect(exit.code).toBe(1);
+    expect(service.output.stderr).toContain(
+      'OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json',
+    );
+  });
+});
