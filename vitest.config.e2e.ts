@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 const UNDER_LOAD = [
   'test/e2e/anonymous-flood.e2e-spec.ts',
   'test/e2e/hostile-input-cost.e2e-spec.ts',
+  'test/e2e/tracing-collector-outage.e2e-spec.ts',
   'test/e2e/webhooks-latency.e2e-spec.ts',
 ];
 
