@@ -35,20 +35,32 @@ const settings = {
   slowSubscribers: Number(env.BENCH_SLOW_SUBSCRIBERS ?? 0),
   /** BENCH_FLOOR=1: the design card's floor (bench/floor/) as a second yardstick. */
   floor: env.BENCH_FLOOR === '1',
+  /**
+   * BENCH_TRACING=1: the product twice more, exporting traces to a collector stand-in
+   * (bench/otlp-sink.mjs), every request sampled and one in ten.
+   */
+  tracing: env.BENCH_TRACING === '1',
 };
 /** How long a slow subscriber takes to answer a delivery. */
 const SLOW_RECEIVER_MS = 2_000;
-const PORTS = { product: 3950, reference: 3951, floor: 3952 };
+const PORTS = { product: 3950, reference: 3951, floor: 3952, traced100: 3953, traced10: 3954 };
 /** Whose figures are divided by whose in the table, when both servers ran. */
 const COMPARISONS = [
   ['product', 'reference'],
   ['product', 'floor'],
   ['floor', 'reference'],
+  ['traced100', 'product'],
+  ['traced10', 'product'],
 ];
+/** The product's tracing settings, by server, when BENCH_TRACING=1. */
+const TRACED = {
+  traced100: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
+  traced10: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+};
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const serverCount = settings.floor ? 3 : 2;
+const serverCount = 2 + (settings.floor ? 1 : 0) + (settings.tracing ? 2 : 0);
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
 /** Every server's JIT warm-up, once per operation. */
@@ -70,7 +82,7 @@ function log(line) {
 
 // ---- servers -------------------------------------------------------------------------
 
-async function startServer(name, args) {
+async function startServer(name, args, extraEnv = {}) {
   const port = PORTS[name];
   const logFile = join(resultsDir, `${name}.log`);
   const output = openSync(logFile, 'a');
@@ -86,6 +98,7 @@ async function startServer(name, args) {
       RATE_LIMIT_PER_MINUTE: '0',
       // The slow subscribers listen on loopback.
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      ...extraEnv,
     },
     stdio: ['ignore', output, output],
   });
@@ -99,6 +112,17 @@ async function startServer(name, args) {
   }
   server.startToReadyMs = performance.now() - started;
   return server;
+}
+
+/** The collector stand-in the traced products export to; its OTLP endpoint. */
+async function startOtlpSink() {
+  const child = spawn(process.execPath, [join(root, 'bench', 'otlp-sink.mjs')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const [line] = await once(child.stdout, 'data');
+  return `http://127.0.0.1:${JSON.parse(line.toString())}`;
 }
 
 /**
@@ -182,12 +206,24 @@ async function main() {
   const firstStart = await startServer('product', productArgs);
   await stopServer(firstStart);
   const product = await startServer('product', productArgs);
+  const traced = [];
+  if (settings.tracing) {
+    const endpoint = await startOtlpSink();
+    for (const [name, sampling] of Object.entries(TRACED)) {
+      traced.push(
+        await startServer(name, productArgs, {
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          ...sampling,
+        }),
+      );
+    }
+  }
   const yardsticks = [await startServer('reference', ['bench/reference/server.mjs'])];
   if (settings.floor) {
     // The floor runs with the product's Node flags: they are a deployment choice, not code.
     yardsticks.push(await startServer('floor', [...nodeFlags, 'dist/bench/floor/floor.js']));
   }
-  const servers = [product, ...yardsticks];
+  const servers = [product, ...traced, ...yardsticks];
   log(
     `start to ready: product ${firstStart.startToReadyMs.toFixed(0)} ms with migrations, ` +
       servers

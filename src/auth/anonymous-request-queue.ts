@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
@@ -45,8 +46,9 @@ export class AnonymousRequestQueue implements OnModuleInit {
     fastify.addHook('onRequest', (request, reply, done) => {
       const token = bearerToken(request.headers.authorization);
       if (token !== undefined && this.tokens.isRecentlyVerified(token)) return done();
-      // The first to wait starts the draining, which goes on while any are left.
-      if (this.waiting.push(done) === 1) setImmediate(this.drain);
+      // The first to wait starts the draining, which goes on while any are left. Each
+      // go-ahead keeps its own request's context (its trace): the drain runs in the first's.
+      if (this.waiting.push(AsyncResource.bind(done)) === 1) setImmediate(this.drain);
     });
   }
 

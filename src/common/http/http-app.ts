@@ -7,7 +7,6 @@ import { answerClientError, answerRouterError } from '../filters/client-error.ha
 import { parseJsonBody, stringifyJson } from '../json/json-codec.js';
 import { tracing } from '../tracing/tracing.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
-import { routePattern } from './request-observer.js';
 
 /** A plant is well under 2 KiB; anything much larger is refused (413) while it streams in. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -100,8 +99,12 @@ export function configureHttp(app: NestFastifyApplication): NestFastifyApplicati
   fastify.setReplySerializer((payload) => stringifyJson(payload));
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    tracing().nameRoute(routePattern(request));
-    done();
+    tracing().traceRequest(
+      request.raw,
+      reply.raw,
+      { route: request.routeOptions.url, clientAddress: request.ip },
+      done,
+    );
   });
   return app;
 }

@@ -18,26 +18,31 @@ import {
   TraceFlags,
   type Tracer,
 } from '@opentelemetry/api';
-import {
-  getNumberFromEnv,
-  getRPCMetadata,
-  getStringFromEnv,
-  RPCType,
-  W3CTraceContextPropagator,
-} from '@opentelemetry/core';
+import { getNumberFromEnv, getStringFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  SamplingDecision,
+  type SamplingResult,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endWith } from './span-outcome.js';
-import { traceInstanceMethods } from './traced-instances.js';
+import { REQUEST_SPAN, traceInstanceMethods } from './traced-instances.js';
 import type {
   ActiveSpan,
   CapturedTrace,
+  RequestDetails,
   SpanAttributes,
   SpanOptions,
   TraceIds,
@@ -51,8 +56,13 @@ const DEFAULT_SERVICE_NAME = 'plant-store';
 const FLUSH_LIMIT_MS = 3_000;
 /** Modules loaded as ES modules that an instrumentation patches. */
 const INSTRUMENTED_MODULES = ['pg', 'ioredis'];
+/**
+ * Links a span keeps at most: a group-commit batch links to every request it carried, up
+ * to 256 (the plants' MAX_BATCH); the SDK's default keeps 128.
+ */
+const DEFAULT_LINK_COUNT_LIMIT = 256;
 
-/** The OTLP protocols served: the two over HTTP (gRPC would need a library it lacks). */
+/** The OTLP protocols served: the two over HTTP, the collectors' common ground. */
 const EXPORTERS: Record<string, () => SpanExporter> = {
   'http/protobuf': () => new OtlpProtobufExporter(),
   'http/json': () => new OtlpJsonExporter(),
@@ -83,13 +93,20 @@ export function startOpenTelemetry(): StartedTracing {
       `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, not ${protocol}`,
     );
   }
-  diag.setLogger(new DiagToNestLogger(), DiagLogLevel.WARN);
+  diag.setLogger(new DiagToNestLogger(), {
+    logLevel: DiagLogLevel.WARN,
+    suppressOverrideMessage: true,
+  });
   registerModuleHooks({ include: INSTRUMENTED_MODULES });
   const droppedSpans = new DroppedSpans();
   const sdk = new NodeSDK({
     resource: defaultResource().merge(
       resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }),
     ),
+    sampler: new SampledLinksSampler(samplerFromEnvironment()),
+    spanLimits: {
+      linkCountLimit: getNumberFromEnv('OTEL_SPAN_LINK_COUNT_LIMIT') ?? DEFAULT_LINK_COUNT_LIMIT,
+    },
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: exporter(),
@@ -103,19 +120,66 @@ export function startOpenTelemetry(): StartedTracing {
     // Traces only: the service's metrics are Prometheus's (/metrics), its logs stdout.
     metricReaders: [],
     logRecordProcessors: [],
+    // The server spans are made by OpenTelemetryTracing.traceRequest: the HTTP
+    // instrumentation costs far more per request (bench/README.md).
     instrumentations: [
-      new HttpInstrumentation({
-        // The one outgoing request, a webhook delivery, has its own span (src/webhooks).
-        disableOutgoingRequestInstrumentation: true,
-      }),
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],
+  });
+  // After the SDK's constructor, which installs a console logger when OTEL_LOG_LEVEL is set.
+  diag.setLogger(new DiagToNestLogger(), {
+    logLevel: DiagLogLevel.WARN,
+    suppressOverrideMessage: true,
   });
   sdk.start();
   const tracer = trace.getTracer(DEFAULT_SERVICE_NAME);
   useTracing(new OpenTelemetryTracing(tracer, sdk, droppedSpans));
   return { instrument: { instanceDecorator: traceInstanceMethods(tracer) } };
+}
+
+/**
+ * OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG as the specification reads them (the
+ * SDK's own reading is not exported): parentbased_always_on unless set.
+ */
+function samplerFromEnvironment(): Sampler {
+  const ratio = getNumberFromEnv('OTEL_TRACES_SAMPLER_ARG') ?? 1;
+  const roots: Record<string, () => Sampler> = {
+    always_on: () => new AlwaysOnSampler(),
+    always_off: () => new AlwaysOffSampler(),
+    traceidratio: () => new TraceIdRatioBasedSampler(ratio),
+  };
+  const name = getStringFromEnv('OTEL_TRACES_SAMPLER')?.trim() || 'parentbased_always_on';
+  const root = roots[name.replace(/^parentbased_/, '')];
+  if (!root) {
+    throw new TracingConfigError(
+      `OTEL_TRACES_SAMPLER must be one of ${Object.keys(roots)
+        .flatMap((each) => [each, `parentbased_${each}`])
+        .join(', ')}, not ${name}`,
+    );
+  }
+  return name.startsWith('parentbased_') ? new ParentBasedSampler({ root: root() }) : root();
+}
+
+/**
+ * Samples a span that links to a sampled one: a group-commit batch, in no request's trace,
+ * is recorded whenever one of the requests it carried is, whatever the ratio. Any other
+ * span is sampled as configured.
+ */
+class SampledLinksSampler implements Sampler {
+  constructor(private readonly configured: Sampler) {}
+
+  shouldSample(...args: Parameters<Sampler['shouldSample']>): SamplingResult {
+    const links = args[5];
+    if (links.some(({ context }) => (context.traceFlags & TraceFlags.SAMPLED) !== 0)) {
+      return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+    }
+    return this.configured.shouldSample(...args);
+  }
+
+  toString(): string {
+    return `SampledLinks{${this.configured.toString()}}`;
+  }
 }
 
 /** The SDK's own warnings and errors (an unreachable collector, say) as service log lines. */
@@ -184,10 +248,48 @@ class OpenTelemetryTracing implements Tracing {
     trace.getActiveSpan()?.setAttributes(attributes);
   }
 
-  nameRoute(route: string): void {
-    // Read by the HTTP instrumentation as the request ends: the span's name and http.route.
-    const metadata = getRPCMetadata(context.active());
-    if (metadata?.type === RPCType.HTTP) metadata.route = route;
+  traceRequest(
+    request: IncomingMessage,
+    response: ServerResponse,
+    { route, clientAddress }: RequestDetails,
+    next: () => void,
+  ): void {
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+    const method = request.method ?? 'GET';
+    const userAgent = request.headers['user-agent'];
+    // HTTP semantic conventions: named by method and route, attributes a sampler may read.
+    const span = this.tracer.startSpan(
+      route ? `${method} ${route}` : method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': method,
+          ...(route && { 'http.route': route }),
+          'url.path': (request.url ?? '/').split('?', 1)[0],
+          'url.scheme': 'http',
+          'client.address': clientAddress,
+          'network.protocol.version': request.httpVersion,
+          ...(userAgent && { 'user_agent.original': userAgent }),
+        },
+      },
+      parent,
+    );
+    response.once('close', () => {
+      const status = response.statusCode;
+      span.setAttribute('http.response.status_code', status);
+      if (!response.writableEnded) span.setAttribute('error.type', 'aborted');
+      else if (status >= 500) {
+        span.setAttribute('error.type', String(status));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span.end();
+    });
+    const inRequest = trace.setSpan(parent, span).setValue(REQUEST_SPAN, span);
+    // The body's events and the response's come from the socket: bound, they run in the
+    // request's context too, as do the handler after the body and the request's log line.
+    context.bind(inRequest, request);
+    context.bind(inRequest, response);
+    context.with(inRequest, next);
   }
 
   capture(): CapturedTrace | undefined {

@@ -1,8 +1,15 @@
-import { context, createContextKey, type Tracer, trace } from '@opentelemetry/api';
+import {
+  type Context,
+  context,
+  createContextKey,
+  type Span,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { endWith, recordFailure } from './span-outcome.js';
 
-/** The parts of an application a request's trace shows, by Nest's naming of them. */
-const TRACED_CLASS = /(Guard|Pipe|Service|Repository|Storage)$/;
+/** The steps of a request a trace shows, by Nest's naming of the classes that take them. */
+const TRACED_CLASS = /(Guard|Pipe|Service)$/;
 /** Run once, at start or stop: never inside a request. */
 const UNTRACED_METHODS = new Set([
   'constructor',
@@ -12,8 +19,15 @@ const UNTRACED_METHODS = new Set([
   'beforeApplicationShutdown',
   'onApplicationShutdown',
 ]);
-/** The instance whose method the active span is: its calls to itself get no span of their own. */
-const TRACED_INSTANCE = createContextKey('plant-store traced instance');
+
+/** Set in a request's context to its server span (see OpenTelemetryTracing.traceRequest). */
+export const REQUEST_SPAN = createContextKey('plant-store request span');
+
+/** Whether the active span is a request's server span, and it is recorded. */
+function inRecordedRequest(active: Context): boolean {
+  const span = active.getValue(REQUEST_SPAN) as Span | undefined;
+  return span !== undefined && trace.getSpan(active) === span && span.isRecording();
+}
 
 /** Every method an instance answers to, its class's and its parents' (a guard's canActivate). */
 function methodNames(instance: object): Set<string> {
@@ -30,20 +44,13 @@ function methodNames(instance: object): Set<string> {
   return names;
 }
 
-/** TypeORM's own repositories: the statements they send have spans of their own (pg). */
-const UNTRACED_CLASSES = new Set(['Repository', 'TreeRepository', 'MongoRepository']);
-
-function isTracedProvider(instance: object): boolean {
-  const { name } = instance.constructor ?? {};
-  return typeof name === 'string' && TRACED_CLASS.test(name) && !UNTRACED_CLASSES.has(name);
-}
-
 /**
- * Nest's `instrument.instanceDecorator` (NestFactory.create): a call into a guard, pipe,
- * service, repository or storage Nest created runs in a span of its own, named
- * `Class.method` (`BearerAuthGuard.canActivate`, `PlantsService.create`), when it is made
- * inside a span still being recorded, a request's. What such a call does inside its own
- * instance is part of its span; a call from a worker, a timer or the start-up gets none.
+ * Nest's `instrument.instanceDecorator` (NestFactory.create): a guard, pipe or service
+ * Nest created, called by the request itself (Nest's pipeline, a controller), runs in a
+ * span named `Class.method`: `BearerAuthGuard.canActivate`, `RequestValidationPipe.transform`,
+ * `PlantsService.create`. What it calls in turn (the token lookup, the Redis command, the
+ * statements) is in its span: attributes, and the pg and ioredis spans. Calls outside a
+ * recorded request (an unsampled one, a worker, a timer, the start-up) cost one check.
  */
 export function traceInstanceMethods(tracer: Tracer): (instance: unknown) => unknown {
   const decorated = new WeakSet<object>();
@@ -52,22 +59,17 @@ export function traceInstanceMethods(tracer: Tracer): (instance: unknown) => unk
       return instance;
     }
     decorated.add(instance);
-    if (!isTracedProvider(instance)) return instance;
+    const className = instance.constructor?.name;
+    if (typeof className !== 'string' || !TRACED_CLASS.test(className)) return instance;
     const methods = instance as Record<string, (...args: unknown[]) => unknown>;
     for (const name of methodNames(instance)) {
       const method = methods[name];
-      const spanName = `${instance.constructor.name}.${name}`;
+      const spanName = `${className}.${name}`;
       methods[name] = function traced(this: unknown, ...args: unknown[]) {
         const active = context.active();
-        if (
-          active.getValue(TRACED_INSTANCE) === instance ||
-          trace.getSpan(active)?.isRecording() !== true
-        ) {
-          return method.apply(this, args);
-        }
+        if (!inRecordedRequest(active)) return method.apply(this, args);
         const span = tracer.startSpan(spanName, undefined, active);
-        const inSpan = trace.setSpan(active.setValue(TRACED_INSTANCE, instance), span);
-        return context.with(inSpan, () => {
+        return context.with(trace.setSpan(active, span), () => {
           let result: unknown;
           try {
             result = method.apply(this, args);

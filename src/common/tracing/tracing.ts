@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
 /** A span's ids as W3C trace context writes them (32 and 16 hex digits). */
 export interface TraceIds {
   traceId: string;
@@ -7,6 +9,14 @@ export interface TraceIds {
 }
 
 export type SpanAttributes = Record<string, string | number | boolean>;
+
+/** What the HTTP layer knows of a request once it is routed. */
+export interface RequestDetails {
+  /** The route pattern it matched (`/plants/:id`); undefined when none did. */
+  route: string | undefined;
+  /** The client's address (a trusted proxy's X-Forwarded-For, or the peer). */
+  clientAddress: string;
+}
 
 /** The trace context active at some point, kept to be linked to later (opaque). */
 export interface CapturedTrace {
@@ -41,8 +51,17 @@ export interface Tracing {
   activeIds(): TraceIds | undefined;
   /** Adds attributes to the span active now. */
   annotate(attributes: SpanAttributes): void;
-  /** Names the request's server span by the route it matched (`POST /plants/:id`). */
-  nameRoute(route: string): void;
+  /**
+   * Runs the rest of a request's handling (`next`) in its server span: in the trace of its
+   * `traceparent` header when it has a valid one, named by its route (`POST /plants`),
+   * ended when its response closes.
+   */
+  traceRequest(
+    request: IncomingMessage,
+    response: ServerResponse,
+    details: RequestDetails,
+    next: () => void,
+  ): void;
   /** The context active now, to link a later span to. */
   capture(): CapturedTrace | undefined;
   /**
@@ -75,7 +94,7 @@ export const NO_TRACING: Tracing = {
   enabled: false,
   activeIds: () => undefined,
   annotate: () => {},
-  nameRoute: () => {},
+  traceRequest: (_request, _response, _details, next) => next(),
   capture: () => undefined,
   batch: (_name, _requests, work) => work(),
   traceparent: () => null,
