@@ -67,6 +67,15 @@ describe('CORS', () => {
       expect(refused.headers['access-control-allow-origin']).toBe(ALLOWED);
     });
 
+    it('keeps Vary: Origin on GET /metrics, whose answer varies by Accept too', async () => {
+      const response = await api.request({
+        method: 'GET',
+        url: '/metrics',
+        headers: { origin: ALLOWED },
+      });
+      expect(response.headers.vary).toBe('Origin, Accept');
+    });
+
     it('gives any other origin no CORS header: its preflight is a 404 in the error shape', async () => {
       const response = await preflight(api, OTHER);
       expect(response.statusCode).toBe(404);

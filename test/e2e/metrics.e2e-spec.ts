@@ -1,4 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  exemplars,
+  families,
+  misnamedSamples,
+  OPENMETRICS_TEXT,
+  PROMETHEUS_ACCEPT,
+  PROMETHEUS_TEXT,
+} from '../support/metrics-text.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('GET /metrics', () => {
@@ -34,8 +42,11 @@ describe('GET /metrics', () => {
   const sample = (name: string) =>
     new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1];
 
+  const scrape = (accept?: string) =>
+    api.request({ method: 'GET', url: '/metrics', headers: accept ? { accept } : {} });
+
   it('answers Prometheus text without a token', () => {
-    expect(contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(contentType).toBe(PROMETHEUS_TEXT);
     expect(metrics).toContain('# TYPE http_requests_total counter');
   });
 
@@ -84,5 +95,61 @@ describe('GET /metrics', () => {
     expect(Number(sample('process_cpu_user_seconds_total'))).toBeGreaterThan(0);
     expect(Number(sample('process_resident_memory_bytes'))).toBeGreaterThan(0);
     expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds /m);
+  });
+
+  it('has no tracing metric without tracing', () => {
+    expect(metrics).not.toContain('otel_spans_dropped');
+  });
+
+  describe('in OpenMetrics, for a scraper that prefers it (Prometheus)', () => {
+    it('answers OpenMetrics, without exemplars since nothing is traced', async () => {
+      const response = await scrape(PROMETHEUS_ACCEPT);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toBe(OPENMETRICS_TEXT);
+      expect(response.headers.vary).toMatch(/\bAccept\b/);
+      const text = response.body;
+      expect(text).toContain('# TYPE http_requests counter');
+      expect(text).toMatch(
+        /^http_requests_total\{method="POST",route="\/plants",status="200"\} 2$/m,
+      );
+      expect(text).toContain('# TYPE http_request_duration_seconds histogram');
+      expect(text.endsWith('\n# EOF\n')).toBe(true);
+      expect(misnamedSamples(text, 'openmetrics')).toEqual([]);
+      expect(exemplars(text)).toEqual([]);
+      expect(text).not.toContain('otel_spans_dropped');
+    });
+
+    it('leaves the Prometheus text as it was', async () => {
+      await scrape(PROMETHEUS_ACCEPT);
+      const after = await scrape();
+      expect(after.headers['content-type']).toBe(PROMETHEUS_TEXT);
+      expect(after.headers.vary).toMatch(/\bAccept\b/);
+      expect(families(after.body)).toEqual(families(metrics));
+      expect(misnamedSamples(after.body, 'prometheus')).toEqual([]);
+      expect(after.body).toMatch(
+        /^http_requests_total\{method="POST",route="\/plants",status="200"\} 2$/m,
+      );
+    });
+
+    it('answers scrapes of both formats at once each in its own', async () => {
+      const openMetricsFamilies = families((await scrape(PROMETHEUS_ACCEPT)).body);
+      const accepts = Array.from({ length: 16 }, (_, i) =>
+        i % 2 === 0 ? PROMETHEUS_ACCEPT : 'text/plain',
+      );
+      const responses = await Promise.all(accepts.map(scrape));
+      for (const [i, { headers, body }] of responses.entries()) {
+        if (accepts[i] === PROMETHEUS_ACCEPT) {
+          expect(headers['content-type']).toBe(OPENMETRICS_TEXT);
+          expect(families(body)).toEqual(openMetricsFamilies);
+          expect(misnamedSamples(body, 'openmetrics')).toEqual([]);
+          expect(body.endsWith('\n# EOF\n')).toBe(true);
+        } else {
+          expect(headers['content-type']).toBe(PROMETHEUS_TEXT);
+          expect(families(body)).toEqual(families(metrics));
+          expect(misnamedSamples(body, 'prometheus')).toEqual([]);
+          expect(body).not.toContain('# EOF');
+        }
+      }
+    });
   });
 });

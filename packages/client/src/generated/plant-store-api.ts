@@ -8,7 +8,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description The Prometheus text format (0.0.4), or the OpenMetrics text format (1.0.0) when the Accept header rates `application/openmetrics-text` above `text/plain`, as Prometheus does. With tracing on, OpenMetrics adds exemplars to the `http_request_duration_seconds` buckets: the `trace_id` and `span_id` of the latest sampled request in each.
+         */
         get: operations["scrapeMetrics"];
         put?: never;
         post?: never;
@@ -375,13 +378,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The Prometheus text format */
+            /** @description The metrics, in the format the Accept header prefers */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
+                    "application/openmetrics-text": string;
                 };
             };
             /** @description This client address sent too many requests */
