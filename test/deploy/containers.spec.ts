@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { tracingRequested } from '../../src/common/tracing/tracing-switch.js';
 import { CONFIG_VARIABLES } from '../../src/config/app-config.js';
+import { OTEL_VARIABLES } from '../support/otel-variables.js';
 
 interface ComposeService {
   image?: string;
@@ -14,12 +16,14 @@ interface ComposeService {
   volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
+  profiles?: string[];
+  stop_grace_period?: string;
 }
 
 const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as {
   services: Record<string, ComposeService>;
 };
-const { db, pgbouncer, redis, migrate, api, balancer } = compose.services;
+const { db, pgbouncer, redis, migrate, api, balancer, jaeger } = compose.services;
 const nestCli = JSON.parse(readFileSync('nest-cli.json', 'utf8')) as { entryFile: string };
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
   scripts: Record<string, string>;
@@ -89,15 +93,46 @@ describe('docker-compose.yml', () => {
     expect(migrate.environment!.DATABASE_URL).toBe(database('db:5432'));
   });
 
-  it('sets only variables the service reads', () => {
+  it('sets only variables the service reads: its own, and the OpenTelemetry ones it honours', () => {
     for (const service of [api, migrate]) {
       for (const name of Object.keys(service.environment!))
-        expect(CONFIG_VARIABLES).toContain(name);
+        expect([...CONFIG_VARIABLES, ...OTEL_VARIABLES]).toContain(name);
     }
   });
 
-  it('publishes only the balancer, on the port the API listens on unless PLANT_STORE_PORT names another', () => {
-    const published = Object.entries(compose.services).filter(([, service]) => service.ports);
+  it('passes the tracing variables through to the API from the shell, empty unless set, so that tracing stays off', () => {
+    const passed = Object.keys(api.environment!).filter((name) => name.startsWith('OTEL_'));
+    expect(passed).toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
+    for (const name of passed) expect(api.environment![name]).toBe(`\${${name}:-}`);
+    const unset = Object.fromEntries(passed.map((name) => [name, '']));
+    expect(tracingRequested(unset)).toBe(false);
+    expect(tracingRequested({ ...unset, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' })).toBe(
+      true,
+    );
+    // The migrations never start tracing.
+    expect(Object.keys(migrate.environment!).filter((name) => name.startsWith('OTEL_'))).toEqual(
+      [],
+    );
+  });
+
+  it('runs Jaeger only with --profile tracing: OTLP/HTTP inside the network, its UI on loopback, as the docs say', () => {
+    expect(jaeger.profiles).toEqual(['tracing']);
+    expect(jaeger.image).toMatch(/^jaegertracing\/jaeger:\d+\.\d+\.\d+$/);
+    expect(jaeger.expose).toEqual(['4318']);
+    expect(jaeger.ports).toEqual(['127.0.0.1:${JAEGER_UI_PORT:-16686}:16686']);
+    expect(jaeger.stop_grace_period).toBeDefined();
+    // A service that needed it could not start without the profile.
+    for (const service of Object.values(compose.services))
+      expect(Object.keys(service.depends_on ?? {})).not.toContain('jaeger');
+    const command = `OTEL_EXPORTER_OTLP_ENDPOINT=http://jaeger:${jaeger.expose![0]} docker compose --profile tracing up -d`;
+    expect(readFileSync('README.md', 'utf8')).toContain(command);
+    expect(readFileSync('docs/operations.md', 'utf8')).toContain(command);
+  });
+
+  it('publishes only the balancer outside the profiles, on the port the API listens on unless PLANT_STORE_PORT names another', () => {
+    const published = Object.entries(compose.services).filter(
+      ([, service]) => service.ports && !service.profiles,
+    );
     expect(published.map(([name]) => name)).toEqual(['balancer']);
     const port = api.environment!.PORT;
     expect(balancer.ports).toEqual([`\${PLANT_STORE_PORT:-${port}}:${port}`]);

@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { tracingRequested } from '../../src/common/tracing/tracing-switch.js';
 import { CONFIG_VARIABLES } from '../../src/config/app-config.js';
+import { OTEL_VARIABLES } from '../support/otel-variables.js';
 
 interface Manifest {
   apiVersion: string;
@@ -26,6 +28,8 @@ const scripts = (
 ).scripts;
 /** The drain after SIGTERM (src/shutdown): requests in flight get this long. */
 const DRAIN_SECONDS = 10;
+/** Then, with tracing on, the spans still queued get this long (src/common/tracing). */
+const SPAN_FLUSH_SECONDS = 3;
 
 // kubectl (with kustomize) is on the project's machines and in CI; elsewhere this is skipped.
 describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)', () => {
@@ -65,7 +69,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
     expect(migrate.image).toBe(api.image);
   });
 
-  it('probes readiness and liveness on their own routes, and drains within the grace period', () => {
+  it('probes readiness and liveness on their own routes, and drains (and sends its last spans) within the grace period', () => {
     const pod = find('Deployment').spec!.template.spec;
     const [api] = pod.containers;
     expect(api.readinessProbe.httpGet.path).toBe('/health/ready');
@@ -73,16 +77,25 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
     expect(api.startupProbe.httpGet.path).toBe('/health/live');
     const shutdownDelaySeconds = Number(find('ConfigMap').data!.SHUTDOWN_DELAY_MS) / 1000;
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(
-      api.lifecycle.preStop.sleep.seconds + shutdownDelaySeconds + DRAIN_SECONDS,
+      api.lifecycle.preStop.sleep.seconds +
+        shutdownDelaySeconds +
+        DRAIN_SECONDS +
+        SPAN_FLUSH_SECONDS,
     );
   });
 
-  it('sets only variables the service reads', () => {
+  it('sets only variables the service reads: its own, and the OpenTelemetry ones it honours', () => {
     const variables = [
       ...Object.keys(find('ConfigMap').data!),
       ...Object.keys(find('Secret').stringData!),
     ];
-    for (const name of variables) expect(CONFIG_VARIABLES).toContain(name);
+    for (const name of variables) expect([...CONFIG_VARIABLES, ...OTEL_VARIABLES]).toContain(name);
+  });
+
+  it('leaves tracing off until an operator sets its endpoint', () => {
+    expect(tracingRequested({ ...find('ConfigMap').data, ...find('Secret').stringData })).toBe(
+      false,
+    );
   });
 
   it('routes the Service and the disruption budget to the API pods only, not the migration', () => {
