@@ -115,14 +115,6 @@ export class TokensService {
     return revoked.length > 0;
   }
 
-  /**
-   * Whether this presented token was verified lately, answered from memory: a cheap
-   * first look, before the request is authenticated, never a substitute for it.
-   */
-  isRecentlyVerified(secret: string): boolean {
-    return this.verified.holds(hashTokenSecret(secret));
-  }
-
   /** The principal for a presented token, or null when it is unknown, expired or revoked. */
   async authenticate(secret: string): Promise<Principal | null> {
     const secretHash = hashTokenSecret(secret);

@@ -3,18 +3,19 @@ import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { AnonymousRequestQueue } from '../../src/auth/anonymous-request-queue.js';
-import type { TokensService } from '../../src/auth/tokens.service.js';
+import { hashTokenSecret } from '../../src/auth/token-secret.js';
+import type { VerifiedTokenCache } from '../../src/auth/verified-token-cache.js';
 import type { MetricsService } from '../../src/metrics/metrics.service.js';
 
 /** A server behind the queue, where only the token `pst_verified` counts as verified lately. */
 async function serverBehindQueue() {
   const fastify = Fastify();
-  const tokens = { isRecentlyVerified: (token: string) => token === 'pst_verified' };
+  const verified = { holds: (hash: string) => hash === hashTokenSecret('pst_verified') };
   const adapterHost = { httpAdapter: { getInstance: () => fastify } };
   const registry = new Registry();
   new AnonymousRequestQueue(
     adapterHost as unknown as HttpAdapterHost,
-    tokens as unknown as TokensService,
+    verified as unknown as VerifiedTokenCache<never>,
     { registry } as MetricsService,
   ).onModuleInit();
   const handled: string[] = [];
