@@ -106,6 +106,12 @@ export function configureHttp(app: NestFastifyApplication): NestFastifyApplicati
       done,
     );
   });
+  if (tracing().enabled) {
+    // Nest's guards, pipes and handler run after this hook, in the request's span.
+    fastify.addHook('preHandler', (request, _reply, done) =>
+      tracing().resumeRequest(request.raw, done),
+    );
+  }
   return app;
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tracing } from '../tracing/tracing.js';
 
 /** The route a request matched, as declared (`/plants/:id`): never a raw path or an id. */
 export function routePattern(request: FastifyRequest): string {
@@ -48,9 +49,13 @@ export function observeRequests(fastify: FastifyInstance, observer: RequestObser
   observersByServer.set(fastify, observers);
   fastify.addHook('onRequest', (request, reply, done) => {
     for (const each of observers) each.started?.(request);
-    reply.raw.once('close', () => {
-      for (const each of observers) each.finished(request, reply);
-    });
+    // In the request's context (its trace), as the socket's events are not.
+    reply.raw.once(
+      'close',
+      tracing().bindToActive(() => {
+        for (const each of observers) each.finished(request, reply);
+      }),
+    );
     done();
   });
 }

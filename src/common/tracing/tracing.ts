@@ -62,6 +62,13 @@ export interface Tracing {
     details: RequestDetails,
     next: () => void,
   ): void;
+  /**
+   * Runs `next` in the request's span again: once its body is read, whose events come
+   * from the socket, outside it.
+   */
+  resumeRequest(request: IncomingMessage, next: () => void): void;
+  /** `callback`, to be run later in the context active now (an event listener's). */
+  bindToActive<Callback extends (...args: never[]) => unknown>(callback: Callback): Callback;
   /** The context active now, to link a later span to. */
   capture(): CapturedTrace | undefined;
   /**
@@ -95,6 +102,8 @@ export const NO_TRACING: Tracing = {
   activeIds: () => undefined,
   annotate: () => {},
   traceRequest: (_request, _response, _details, next) => next(),
+  resumeRequest: (_request, next) => next(),
+  bindToActive: (callback) => callback,
   capture: () => undefined,
   batch: (_name, _requests, work) => work(),
   traceparent: () => null,
