@@ -254,6 +254,54 @@ describe('tracing: OTLP over HTTP/protobuf, the default protocol', () => {
   });
 });
 
+describe('tracing at a stop', () => {
+  /** Long enough that nothing is exported before the stop, but for what the stop flushes. */
+  const NO_EXPORT_BEFORE_THE_STOP = { OTEL_BSP_SCHEDULE_DELAY: '600000' };
+
+  it('exports the spans still queued before the process exits', async () => {
+    const collector = await OtlpReceiver.start();
+    const started = await startServiceOnTestDatabase({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      ...NO_EXPORT_BEFORE_THE_STOP,
+    });
+    try {
+      const upstream = upstreamTraceparent();
+      expect((await createPlant(started, 'Flushed', { traceparent: upstream.header })).status).toBe(
+        200,
+      );
+      expect(collector.spans).toEqual([]);
+      started.service.signal('SIGTERM');
+      expect((await started.service.exited).code).toBe(0);
+      expect(collector.trace(upstream.traceId).map(({ name }) => name)).toContain('POST /plants');
+    } finally {
+      await started.stop();
+      await collector.stop();
+    }
+  });
+
+  it('waits for a collector that never answers no longer than its bound (3 s)', async () => {
+    const collector = await OtlpReceiver.start();
+    collector.answer = () => 'hang';
+    const started = await startServiceOnTestDatabase({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      ...NO_EXPORT_BEFORE_THE_STOP,
+    });
+    try {
+      expect((await createPlant(started, 'Never exported')).status).toBe(200);
+      const stoppedAt = performance.now();
+      started.service.signal('SIGTERM');
+      expect((await started.service.exited).code).toBe(0);
+      // The drain (a quarter of a second here), then the flush's bound, with room to spare.
+      expect(performance.now() - stoppedAt).toBeLessThan(6_000);
+      expect(collector.exports.length).toBeGreaterThan(0);
+    } finally {
+      await started.stop();
+      await collector.stop();
+    }
+  });
+});
+
 describe('tracing off (no OTEL_* variable asks for it)', () => {
   it('loads no OpenTelemetry module at all', async () => {
     const started = await startServiceOnTestDatabase(
