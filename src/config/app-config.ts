@@ -226,6 +226,13 @@ class EnvironmentVariables {
   WEBHOOK_LISTEN = 'true';
 
   /**
+   * `false` for operators who keep trace ids inside: the attempt is still traced, but its
+   * `traceparent` does not go to the receiver.
+   */
+  @IsIn(['true', 'false'], { message: 'WEBHOOK_SEND_TRACE_CONTEXT must be true or false' })
+  WEBHOOK_SEND_TRACE_CONTEXT = 'true';
+
+  /**
    * 16 of a process's 128 attempt slots: a receiver that answers in 50 ms still gets 320
    * deliveries a second from each process (8 kept up with a fast burst of creates only
    * on a quiet machine), and 7 receivers that never answer leave the others 16 slots.
@@ -310,6 +317,8 @@ export class AppConfig {
   readonly webhookPollIntervalMs: number;
   /** Workers wake at once when an event commits (LISTEN), besides polling. */
   readonly webhookListen: boolean;
+  /** A delivery carries its attempt's `traceparent` to the receiver, when traced. */
+  readonly webhookSendTraceContext: boolean;
   /** Attempts to one subscription a process makes at once. */
   readonly webhookMaxInFlightPerSubscription: number;
   /** A subscription whose every attempt failed for this long is disabled; 0: never. */
@@ -339,6 +348,7 @@ export class AppConfig {
     this.webhookMaxAttempts = env.WEBHOOK_MAX_ATTEMPTS;
     this.webhookPollIntervalMs = env.WEBHOOK_POLL_INTERVAL_MS;
     this.webhookListen = env.WEBHOOK_LISTEN === 'true';
+    this.webhookSendTraceContext = env.WEBHOOK_SEND_TRACE_CONTEXT === 'true';
     this.webhookMaxInFlightPerSubscription = env.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION;
     this.webhookDisableAfterFailingMs = env.WEBHOOK_DISABLE_AFTER_FAILING_MS;
   }

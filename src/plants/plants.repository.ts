@@ -2,6 +2,7 @@ import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
+import { tracing } from '../common/tracing/tracing.js';
 import { AppConfig } from '../config/app-config.js';
 import { BatchingQueue } from '../database/batching-queue.js';
 import { databaseAnswerLimitMs } from '../database/data-source.js';
@@ -13,18 +14,25 @@ import { Plant } from './entities/plant.entity.js';
 
 /**
  * Inserts a batch of plants with distinct ids, skipping those whose id exists, and answers
- * the rows it stored (with the outbox's writers: see CreatedPlantsOutbox). Rows go in id
- * order, so that two statements with overlapping ids wait for each other instead of
- * deadlocking.
+ * the rows it stored, each with its request's trace context ($4), as `created_plants` for
+ * the outbox's writers (see CreatedPlantsOutbox). Rows go in id order, so that two
+ * statements with overlapping ids wait for each other instead of deadlocking.
  */
 const INSERT_BATCH = {
   name: 'plants-insert-batch',
   text: `
-    INSERT INTO plants (id, name, tag)
-    SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[]) AS input (id, name, tag)
-    ORDER BY id
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, name, tag`,
+    input AS (
+      SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[], $4::text[])
+        AS input (id, name, tag, trace_context)
+    ), inserted AS (
+      INSERT INTO plants (id, name, tag)
+      SELECT id, name, tag FROM input
+      ORDER BY id
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id, name, tag
+    ), created_plants AS (
+      SELECT inserted.*, input.trace_context FROM inserted JOIN input USING (id)
+    )`,
 };
 /**
  * A batch of one, as its own statement: what a client sending one request at a time
@@ -34,9 +42,11 @@ const INSERT_BATCH = {
 const INSERT_ONE = {
   name: 'plants-insert-one',
   text: `
-    INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, name, tag`,
+    created_plants AS (
+      INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id, name, tag, $4::text AS trace_context
+    )`,
 };
 
 /** The plants with these ids (those that exist). */
@@ -60,6 +70,11 @@ const MAX_BATCH = 256;
  */
 const CONCURRENCY = 2;
 
+/** A plant to insert, and the W3C `traceparent` of the request creating it (null: untraced). */
+interface PlantToInsert extends Plant {
+  traceContext: string | null;
+}
+
 export interface PlantsPageQuery {
   /** Only plants with a greater id; undefined: from the first plant. */
   afterId?: bigint;
@@ -81,7 +96,7 @@ export class PlantsRepository implements OnApplicationBootstrap {
   private insertOneStatement!: Statement;
   private readonly findByIdsStatement: Statement;
   private readonly findByIdStatement: Statement;
-  private readonly inserts: BatchingQueue<Plant, boolean>;
+  private readonly inserts: BatchingQueue<PlantToInsert, boolean>;
   private readonly reads: BatchingQueue<bigint, Plant | null>;
 
   constructor(
@@ -125,11 +140,12 @@ export class PlantsRepository implements OnApplicationBootstrap {
    * Inserts the plant unless a plant with its id exists (`ON CONFLICT DO NOTHING`, so
    * concurrent inserts of one id wait for each other instead of failing). Resolves once
    * the statement carrying it has committed; creates arriving meanwhile share the next
-   * statement (group commit).
+   * statement (group commit). The request's trace is taken here, for what the outbox
+   * writes: the statement serves many requests and runs in none of their traces.
    * @returns true when this call stored the plant.
    */
   insertIfAbsent(plant: Plant): Promise<boolean> {
-    return this.inserts.submit(plant);
+    return this.inserts.submit({ ...plant, traceContext: tracing().traceparent() });
   }
 
   /** Reads arriving while others are in flight share the next statement. */
@@ -137,11 +153,11 @@ export class PlantsRepository implements OnApplicationBootstrap {
     return this.reads.submit(id);
   }
 
-  private async insertBatch(plants: Plant[]): Promise<boolean[]> {
+  private async insertBatch(plants: PlantToInsert[]): Promise<boolean[]> {
     if (plants.length === 1) return [await this.insertOne(plants[0])];
     // One row per id goes to the database: the first of the batch to ask for it. A later
     // one finds that row in its way, as if it had come after.
-    const firstById = new Map<bigint, Plant>();
+    const firstById = new Map<bigint, PlantToInsert>();
     for (const plant of plants) if (!firstById.has(plant.id)) firstById.set(plant.id, plant);
     const distinct = [...firstById.values()];
     const { rows } = await this.pool.query<{ id: string }>({
@@ -150,16 +166,17 @@ export class PlantsRepository implements OnApplicationBootstrap {
         distinct.map(({ id }) => id.toString()),
         distinct.map(({ name }) => name),
         distinct.map(({ tag }) => tag),
+        distinct.map(({ traceContext }) => traceContext),
       ],
     });
     const inserted = new Set(rows.map(({ id }) => BigInt(id)));
     return plants.map((plant) => inserted.has(plant.id) && firstById.get(plant.id) === plant);
   }
 
-  private async insertOne({ id, name, tag }: Plant): Promise<boolean> {
+  private async insertOne({ id, name, tag, traceContext }: PlantToInsert): Promise<boolean> {
     const { rowCount } = await this.pool.query({
       ...this.insertOneStatement,
-      values: [id.toString(), name, tag],
+      values: [id.toString(), name, tag, traceContext],
     });
     return rowCount === 1;
   }

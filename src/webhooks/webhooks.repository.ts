@@ -20,14 +20,15 @@ const WAKE_THE_WORKERS = `pg_notify('${WEBHOOK_EVENTS_CHANNEL}', '')`;
  * event per new plant while any enabled subscription exists, one row however many there are, so
  * that subscriptions cost the hot path nothing more. The body is the plant's NewPlant
  * JSON, written by PostgreSQL from the stored bigint, so the id keeps every digit; `tag`
- * only when the plant has one, as the API writes it. RETURNING wakes the workers once per
- * statement that wrote an event, and never otherwise: without a subscription, a create
- * notifies nothing.
+ * only when the plant has one, as the API writes it; and the create's trace context, which
+ * its deliveries continue. RETURNING wakes the workers once per statement that wrote an
+ * event, and never otherwise: without a subscription, a create notifies nothing.
  */
 const NEW_PLANT_EVENTS = `
-      INSERT INTO webhook_events (payload)
+      INSERT INTO webhook_events (payload, trace_context)
       SELECT format('{"id":%s,"name":%s%s}', plant.id, to_json(plant.name),
-                    CASE WHEN plant.tag IS NULL THEN '' ELSE ',"tag":' || to_json(plant.tag) END)
+                    CASE WHEN plant.tag IS NULL THEN '' ELSE ',"tag":' || to_json(plant.tag) END),
+             plant.trace_context
       FROM created_plants AS plant
       WHERE EXISTS (SELECT FROM webhook_subscriptions WHERE disabled_at IS NULL)
       RETURNING ${WAKE_THE_WORKERS}`;
@@ -52,10 +53,10 @@ const FAN_OUT = `
           WHERE disabled_at IS NULL AND id <> ALL($2::uuid[])
         )
       )
-    RETURNING payload, created_at
+    RETURNING payload, created_at, trace_context
   ), fanned AS (
-    INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
-    SELECT subscription.id, taken.payload, taken.created_at
+    INSERT INTO webhook_deliveries (subscription_id, payload, created_at, trace_context)
+    SELECT subscription.id, taken.payload, taken.created_at, taken.trace_context
     FROM taken JOIN webhook_subscriptions AS subscription
       ON subscription.created_at <= taken.created_at AND subscription.disabled_at IS NULL
   )
@@ -95,7 +96,8 @@ const CLAIM_DUE = `
   FROM claimed, webhook_subscriptions AS subscription
   WHERE delivery.id = claimed.id AND subscription.id = delivery.subscription_id
   RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
-            subscription.id AS subscription_id, subscription.url, subscription.secret`;
+            delivery.trace_context, subscription.id AS subscription_id, subscription.url,
+            subscription.secret`;
 
 /**
  * Records attempts' outcomes, each only if the delivery is still pending at the attempt
@@ -183,6 +185,8 @@ export interface ClaimedDelivery {
   payload: string;
   /** This attempt's number, the first being 1. */
   attempts: number;
+  /** The W3C `traceparent` of the create it comes from; null when that was not traced. */
+  traceContext: string | null;
   subscriptionId: string;
   url: string;
   secret: string;
@@ -276,6 +280,7 @@ export class WebhooksRepository implements OnModuleInit {
       message_id: string;
       payload: string;
       attempts: number;
+      trace_context: string | null;
       subscription_id: string;
       url: string;
       secret: string;
@@ -291,6 +296,7 @@ export class WebhooksRepository implements OnModuleInit {
       messageId: row.message_id,
       payload: row.payload,
       attempts: row.attempts,
+      traceContext: row.trace_context,
       subscriptionId: row.subscription_id,
       url: row.url,
       secret: row.secret,

@@ -5,6 +5,7 @@ import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-CreateWebhooks.js';
 import { IndexDueDeliveriesBySubscription1764000000000 } from '../../migrations/1764000000000-IndexDueDeliveriesBySubscription.js';
 import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000000-DisableFailingWebhooks.js';
+import { TraceWebhookDeliveries1764200000000 } from '../../migrations/1764200000000-TraceWebhookDeliveries.js';
 
 /** Subscriptions, the outbox of new-plant events, and their deliveries. */
 export const WEBHOOKS_SCHEMA: DatabaseSchema = {
@@ -13,5 +14,6 @@ export const WEBHOOKS_SCHEMA: DatabaseSchema = {
     CreateWebhooks1763900000000,
     IndexDueDeliveriesBySubscription1764000000000,
     DisableFailingWebhooks1764100000000,
+    TraceWebhookDeliveries1764200000000,
   ],
 };

@@ -6,7 +6,12 @@ import {
   startServiceOnTestDatabase,
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
-import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import {
+  OtlpReceiver,
+  type ReceivedSpan,
+  SPAN_KIND,
+  upstreamTraceparent,
+} from '../support/otlp-receiver.js';
 
 const REPORT_LOADED_MODULES = fileURLToPath(
   new URL('../support/report-loaded-modules.mjs', import.meta.url),
@@ -20,15 +25,6 @@ const OPEN_TELEMETRY_MODULES = '@opentelemetry/(?!api/)|import-in-the-middle|req
 const REPORTING = {
   nodeFlags: ['--import', REPORT_LOADED_MODULES],
 };
-
-const SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
-
-/** A W3C traceparent of a sampled span in a new trace, as an upstream service sends it. */
-function upstreamTraceparent(): { header: string; traceId: string; spanId: string } {
-  const traceId = randomBytes(16).toString('hex');
-  const spanId = randomBytes(8).toString('hex');
-  return { header: `00-${traceId}-${spanId}-01`, traceId, spanId };
-}
 
 let nextId = 1;
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 
 /** A span as OTLP/HTTP JSON carries it, with its attributes made a plain object. */
@@ -13,6 +14,16 @@ export interface ReceivedSpan {
   links: { traceId: string; spanId: string }[];
   status?: { code?: number; message?: string };
   resource: Record<string, unknown>;
+}
+
+/** OTLP's SpanKind values. */
+export const SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
+
+/** A W3C traceparent of a sampled span in a new trace, as an upstream service sends it. */
+export function upstreamTraceparent(): { header: string; traceId: string; spanId: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return { header: `00-${traceId}-${spanId}-01`, traceId, spanId };
 }
 
 /** How the collector answers an export: a status, or never ('hang'). */

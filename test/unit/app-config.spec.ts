@@ -26,6 +26,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookMaxAttempts: 10,
       webhookPollIntervalMs: 1000,
       webhookListen: true,
+      webhookSendTraceContext: true,
       webhookMaxInFlightPerSubscription: 16,
       webhookDisableAfterFailingMs: 432_000_000,
     });
@@ -54,6 +55,7 @@ describe('AppConfig.fromEnvironment', () => {
       WEBHOOK_MAX_ATTEMPTS: '3',
       WEBHOOK_POLL_INTERVAL_MS: '20',
       WEBHOOK_LISTEN: 'false',
+      WEBHOOK_SEND_TRACE_CONTEXT: 'false',
       WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '2',
       WEBHOOK_DISABLE_AFTER_FAILING_MS: '0',
     });
@@ -80,6 +82,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookMaxAttempts: 3,
       webhookPollIntervalMs: 20,
       webhookListen: false,
+      webhookSendTraceContext: false,
       webhookMaxInFlightPerSubscription: 2,
       webhookDisableAfterFailingMs: 0,
     });
@@ -106,6 +109,10 @@ describe('AppConfig.fromEnvironment', () => {
     [
       { WEBHOOK_LISTEN: 'yes' },
       'Invalid configuration: WEBHOOK_LISTEN must be true or false (got "yes")',
+    ],
+    [
+      { WEBHOOK_SEND_TRACE_CONTEXT: '0' },
+      'Invalid configuration: WEBHOOK_SEND_TRACE_CONTEXT must be true or false (got "0")',
     ],
     [
       { PORT: '70000' },

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { CreatedPlantsOutbox } from '../../src/plants/created-plants-outbox.js';
 
-const INSERT = 'INSERT INTO plants (id) VALUES (1) RETURNING id, name, tag';
+const INSERT =
+  "created_plants AS (INSERT INTO plants (id) VALUES (1) RETURNING id, name, tag, 'tp' AS trace_context)";
 
 describe('CreatedPlantsOutbox', () => {
   it('answers the created ids from the insert alone when no module writes with it', () => {
     const statement = new CreatedPlantsOutbox().statement(INSERT);
     expect(statement.replace(/\s+/g, ' ').trim()).toBe(
-      `WITH created_plants AS (${INSERT}) SELECT id::text FROM created_plants`,
+      `WITH ${INSERT} SELECT id::text FROM created_plants`,
     );
   });
 
@@ -16,7 +17,7 @@ describe('CreatedPlantsOutbox', () => {
     outbox.add('INSERT INTO a SELECT id FROM created_plants');
     outbox.add('INSERT INTO b SELECT id FROM created_plants');
     expect(outbox.statement(INSERT).replace(/\s+/g, ' ').trim()).toBe(
-      `WITH created_plants AS (${INSERT}), ` +
+      `WITH ${INSERT}, ` +
         'outbox_0 AS (INSERT INTO a SELECT id FROM created_plants), ' +
         'outbox_1 AS (INSERT INTO b SELECT id FROM created_plants) ' +
         'SELECT id::text FROM created_plants',

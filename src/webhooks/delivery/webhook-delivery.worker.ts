@@ -5,6 +5,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConcurrencyLimit } from '../../common/concurrency/concurrency-limit.js';
+import { type ActiveSpan, type SpanAttributes, tracing } from '../../common/tracing/tracing.js';
 import { AppConfig } from '../../config/app-config.js';
 import { DatabaseNotifications } from '../../database/database-notifications.js';
 import { ReceiverAddressPolicy, ReceiverRefusedError } from '../receiver-address.js';
@@ -37,6 +38,8 @@ const LEASE_MARGIN_MS = 30_000;
 const DATABASE_CONCURRENCY = 1;
 /** `last_error` is varchar(255). */
 const ERROR_LENGTH = 255;
+/** The span of each attempt: one name for every receiver, which its attributes tell apart. */
+const ATTEMPT_SPAN = 'webhook delivery';
 
 interface Attempted {
   delivery: ClaimedDelivery;
@@ -280,13 +283,32 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<Attempted> {
-    const { webhookTimeoutMs } = this.config;
+  /**
+   * One attempt, as a client span in the trace of the create the delivery comes from (its
+   * stored `traceparent`), whichever process makes it and however much later.
+   */
+  private attempt(delivery: ClaimedDelivery): Promise<Attempted> {
+    const attributes = {
+      'http.request.method': 'POST',
+      'plant_store.webhook.subscription_id': delivery.subscriptionId,
+      'plant_store.webhook.attempt': delivery.attempts,
+      'plant_store.webhook.message_id': delivery.messageId,
+    };
+    return tracing().inSpan(
+      ATTEMPT_SPAN,
+      { kind: 'client', parent: delivery.traceContext, attributes },
+      (span) => this.attemptIn(span, delivery),
+    );
+  }
+
+  private async attemptIn(span: ActiveSpan, delivery: ClaimedDelivery): Promise<Attempted> {
+    const { webhookTimeoutMs, webhookSendTraceContext } = this.config;
     let result: AttemptResult;
     try {
       // The rules registration applies, again: DNS may have changed since, and a URL stored
       // before a rule was added must not escape it.
       const url = parseReceiverUrl(delivery.url);
+      span.setAttributes(receiverAttributes(url));
       const address = await this.receivers.resolve(url);
       result = await sendAttempt({
         url,
@@ -297,13 +319,18 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
           'content-type': 'application/json',
           'user-agent': 'plant-store-webhooks',
           ...signDelivery(delivery.secret, delivery.messageId, new Date(), delivery.payload),
+          ...(webhookSendTraceContext ? span.propagationHeaders() : {}),
         },
       });
     } catch (error) {
       if (!(error instanceof ReceiverRefusedError)) throw error;
       result = { error: error.message };
     }
+    if ('status' in result) span.setAttributes({ 'http.response.status_code': result.status });
     const accepted = 'status' in result && result.status >= 200 && result.status < 300;
+    if (!accepted) {
+      span.fail('error' in result ? result.error : `the receiver answered ${result.status}`);
+    }
     return { delivery, result, accepted };
   }
 
@@ -327,6 +354,18 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     if (this.databaseFailing) this.logger.log('webhook deliveries go on');
     this.databaseFailing = false;
   }
+}
+
+/**
+ * Where an attempt goes, as OpenTelemetry's HTTP client conventions name it: the URL
+ * without its query, which may hold a receiver's secret.
+ */
+function receiverAttributes(url: URL): SpanAttributes {
+  return {
+    'url.full': `${url.origin}${url.pathname}`,
+    'server.address': url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+  };
 }
 
 /** Each subscription's status after these attempts (in the order they finished). */

@@ -59,4 +59,8 @@ export class WebhookDelivery {
 
   @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
   deliveredAt: Date | null;
+
+  /** The event's: the trace each attempt's span joins; null when the create was not traced. */
+  @Column({ name: 'trace_context', type: 'text', nullable: true })
+  traceContext: string | null;
 }

@@ -16,4 +16,8 @@ export class WebhookEvent {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** The create's W3C `traceparent`, which its deliveries continue; null when not traced. */
+  @Column({ name: 'trace_context', type: 'text', nullable: true })
+  traceContext: string | null;
 }
