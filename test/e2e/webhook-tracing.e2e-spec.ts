@@ -88,8 +88,8 @@ async function ancestors(
   return chain;
 }
 
-/** The create's own spans, from the repository's up to the server span, in that order. */
-const CREATE_CHAIN = ['PlantsRepository.insertIfAbsent', 'PlantsService.create', 'POST /plants'];
+/** The create's spans an attempt's span descends from, from its parent up to the server span. */
+const CREATE_CHAIN = ['PlantsService.create', 'POST /plants'];
 
 /**
  * Each delivery attempt is a span in the trace of the create that produced it, carried to
