@@ -183,11 +183,19 @@ class SampledLinksSampler implements Sampler {
   }
 }
 
+/**
+ * Logs about tracing itself, written wherever the SDK happens to be (often inside a
+ * request that ended a span): they belong to no request's trace.
+ */
+function outsideAnyTrace(log: () => void): void {
+  context.with(ROOT_CONTEXT, log);
+}
+
 /** The SDK's own warnings and errors (an unreachable collector, say) as service log lines. */
 class DiagToNestLogger {
   private readonly logger = new Logger('OpenTelemetry');
-  error = (message: string) => this.logger.error(message);
-  warn = (message: string) => this.logger.warn(message);
+  error = (message: string) => outsideAnyTrace(() => this.logger.error(message));
+  warn = (message: string) => outsideAnyTrace(() => this.logger.warn(message));
   info = () => {};
   debug = () => {};
   verbose = () => {};
@@ -215,8 +223,10 @@ class DroppedSpans {
 
   private dropped(spans: number): void {
     if (this.count === 0) {
-      this.logger.warn(
-        'the span queue is full (the collector is slow or down): spans are being dropped; see otel_spans_dropped_total',
+      outsideAnyTrace(() =>
+        this.logger.warn(
+          'the span queue is full (the collector is slow or down): spans are being dropped; see otel_spans_dropped_total',
+        ),
       );
     }
     this.count += spans;
@@ -224,6 +234,36 @@ class DroppedSpans {
 }
 
 const W3C_TRACE_CONTEXT = new W3CTraceContextPropagator();
+
+/** A recorded server span's HTTP semantic-convention attributes, and its end with the response. */
+function recordRequest(
+  span: Span,
+  request: IncomingMessage,
+  response: ServerResponse,
+  route: string | undefined,
+  clientAddress: string,
+): void {
+  const userAgent = request.headers['user-agent'];
+  span.setAttributes({
+    'http.request.method': request.method ?? 'GET',
+    ...(route && { 'http.route': route }),
+    'url.path': (request.url ?? '/').split('?', 1)[0],
+    'url.scheme': 'http',
+    'client.address': clientAddress,
+    'network.protocol.version': request.httpVersion,
+    ...(userAgent && { 'user_agent.original': userAgent }),
+  });
+  response.once('close', () => {
+    const status = response.statusCode;
+    span.setAttribute('http.response.status_code', status);
+    if (!response.writableEnded) span.setAttribute('error.type', 'aborted');
+    else if (status >= 500) {
+      span.setAttribute('error.type', String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+  });
+}
 
 /** Where a request keeps its context, for resumeRequest: a property, cheaper than a map. */
 const REQUEST_CONTEXT = Symbol('plant-store request context');
@@ -261,34 +301,14 @@ class OpenTelemetryTracing implements Tracing {
   ): void {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
     const method = request.method ?? 'GET';
-    const userAgent = request.headers['user-agent'];
-    // HTTP semantic conventions: named by method and route, attributes a sampler may read.
+    // The samplers the variables choose read no attributes: they are built only for a
+    // span that is recorded, as most are not at a production ratio.
     const span = this.tracer.startSpan(
       route ? `${method} ${route}` : method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'http.request.method': method,
-          ...(route && { 'http.route': route }),
-          'url.path': (request.url ?? '/').split('?', 1)[0],
-          'url.scheme': 'http',
-          'client.address': clientAddress,
-          'network.protocol.version': request.httpVersion,
-          ...(userAgent && { 'user_agent.original': userAgent }),
-        },
-      },
+      { kind: SpanKind.SERVER },
       parent,
     );
-    response.once('close', () => {
-      const status = response.statusCode;
-      span.setAttribute('http.response.status_code', status);
-      if (!response.writableEnded) span.setAttribute('error.type', 'aborted');
-      else if (status >= 500) {
-        span.setAttribute('error.type', String(status));
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    });
+    if (span.isRecording()) recordRequest(span, request, response, route, clientAddress);
     const inRequest = trace.setSpan(parent, span).setValue(REQUEST_SPAN, span);
     (request as InRequest)[REQUEST_CONTEXT] = inRequest;
     context.with(inRequest, next);
@@ -331,10 +351,11 @@ class OpenTelemetryTracing implements Tracing {
   }
 
   traceparent(): string | null {
+    const sampled = (trace.getActiveSpan()?.spanContext().traceFlags ?? 0) & TraceFlags.SAMPLED;
+    if (!sampled) return null;
     const carrier: Record<string, string> = {};
     W3C_TRACE_CONTEXT.inject(context.active(), carrier, defaultTextMapSetter);
-    const sampled = (trace.getActiveSpan()?.spanContext().traceFlags ?? 0) & TraceFlags.SAMPLED;
-    return sampled ? (carrier.traceparent ?? null) : null;
+    return carrier.traceparent ?? null;
   }
 
   inSpan<T>(

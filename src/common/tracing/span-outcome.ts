@@ -9,14 +9,28 @@ export function recordFailure(span: Span, error: unknown): void {
   });
 }
 
-/** Awaits `work`, then ends the span: failed, with the error, if it threw. */
-export async function endWith<T>(span: Span, work: () => Promise<T>): Promise<T> {
+/** `outcome`, once the span is ended with it: failed, with the error, if it rejects. */
+export function endWhenSettled<T>(span: Span, outcome: Promise<T>): Promise<T> {
+  return outcome.then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      recordFailure(span, error);
+      span.end();
+      throw error;
+    },
+  );
+}
+
+/** Runs `work` and ends the span with its outcome, whether it throws or rejects. */
+export function endWith<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  let outcome: Promise<T>;
   try {
-    return await work();
+    outcome = work();
   } catch (error) {
-    recordFailure(span, error);
-    throw error;
-  } finally {
-    span.end();
+    outcome = Promise.reject(error);
   }
+  return endWhenSettled(span, outcome);
 }

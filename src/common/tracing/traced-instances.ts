@@ -6,7 +6,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { endWith, recordFailure } from './span-outcome.js';
+import { endWhenSettled, recordFailure } from './span-outcome.js';
 
 /** The steps of a request a trace shows, by Nest's naming of the classes that take them. */
 const TRACED_CLASS = /(Guard|Pipe|Service)$/;
@@ -78,7 +78,7 @@ export function traceInstanceMethods(tracer: Tracer): (instance: unknown) => unk
             span.end();
             throw error;
           }
-          if (result instanceof Promise) return endWith(span, () => result as Promise<unknown>);
+          if (result instanceof Promise) return endWhenSettled(span, result);
           span.end();
           return result;
         });
