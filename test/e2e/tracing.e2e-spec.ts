@@ -250,6 +250,40 @@ describe('tracing: OTLP over HTTP/protobuf, the default protocol', () => {
   });
 });
 
+describe('tracing one request in N (a ratio sampler)', () => {
+  it('records a group-commit batch whenever a request it carried is recorded, whatever the ratio', async () => {
+    const collector = await OtlpReceiver.start();
+    // A ratio of 0 records no trace of its own: only those whose caller sampled them.
+    const started = await startServiceOnTestDatabase({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    });
+    try {
+      const upstream = upstreamTraceparent();
+      const unsampled = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`;
+      expect((await createPlant(started, 'Not sampled', { traceparent: unsampled })).status).toBe(
+        200,
+      );
+      expect((await createPlant(started, 'Sampled', { traceparent: upstream.header })).status).toBe(
+        200,
+      );
+      const service = await collector.waitForSpan(
+        (span) => span.traceId === upstream.traceId && span.name === 'PlantsService.create',
+      );
+      const batch = await collector.waitForSpan((span) => span.spanId === service.links[0]?.spanId);
+      expect(batch.name).toBe('plants insert batch');
+      expect(batch.links).toContainEqual({ traceId: upstream.traceId, spanId: service.spanId });
+      expect(collector.trace(unsampled.split('-')[1])).toEqual([]);
+    } finally {
+      await started.stop();
+      await collector.stop();
+    }
+  });
+});
+
 describe('tracing at a stop', () => {
   /** Long enough that nothing is exported before the stop, but for what the stop flushes. */
   const NO_EXPORT_BEFORE_THE_STOP = { OTEL_BSP_SCHEDULE_DELAY: '600000' };
