@@ -180,6 +180,15 @@ describe('tracing: OTLP over HTTP/JSON to a collector', () => {
       });
       expect(answer.status).toBe(404);
     }
+    // Each got a server span of its own, at the root of a new trace.
+    const invalidTraceIds = new Set(['0'.repeat(32), 'a'.repeat(32)]);
+    const isRead = ({ name, kind }: ReceivedSpan) =>
+      name === 'GET /plants/:id' && kind === SPAN_KIND.server;
+    await collector.waitForSpan(() => collector.spans.filter(isRead).length >= 5);
+    for (const read of collector.spans.filter(isRead)) {
+      expect(read.parentSpanId ?? '').toBe('');
+      expect(invalidTraceIds.has(read.traceId)).toBe(false);
+    }
   });
 
   it('names each request log line after the span it was written in, warnings and errors too', async () => {
