@@ -96,6 +96,10 @@ describe('tracing: OTLP over HTTP/JSON to a collector', () => {
     expect(server.resource).toMatchObject({
       'service.name': 'plant-store-under-test',
       'deployment.environment.name': 'e2e',
+      // The detectors' attributes, by which one replica's spans are told from another's.
+      'host.name': expect.any(String),
+      'process.pid': expect.anything(),
+      'service.instance.id': expect.any(String),
     });
 
     const service = await collector.waitForSpan(
@@ -226,7 +230,7 @@ describe('tracing: OTLP over HTTP/JSON to a collector', () => {
   });
 
   it('loads OpenTelemetry (the check below sees its modules when they are there)', () => {
-    expect(started.service.output.stderr).toMatch(/loaded .*@opentelemetry\/sdk-node/);
+    expect(started.service.output.stderr).toMatch(/loaded .*@opentelemetry\/sdk-trace/);
   });
 });
 
@@ -252,6 +256,44 @@ describe('tracing: OTLP over HTTP/protobuf, the default protocol', () => {
         path: '/v1/traces',
         contentType: 'application/x-protobuf',
       });
+    } finally {
+      await started.stop();
+      await collector.stop();
+    }
+  });
+});
+
+describe('tracing with the propagators OTEL_PROPAGATORS names', () => {
+  it("continues a trace that comes in by B3's headers, and warns of a name it does not serve", async () => {
+    const collector = await OtlpReceiver.start();
+    const started = await startServiceOnTestDatabase({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_PROPAGATORS: 'b3multi,unheard-of',
+    });
+    try {
+      const upstream = upstreamTraceparent();
+      const headers = {
+        'x-b3-traceid': upstream.traceId,
+        'x-b3-spanid': upstream.spanId,
+        'x-b3-sampled': '1',
+      };
+      expect((await createPlant(started, 'B3', headers)).status).toBe(200);
+      const server = await collector.waitForSpan(
+        (span) => span.traceId === upstream.traceId && span.kind === SPAN_KIND.server,
+      );
+      expect(server.parentSpanId).toBe(upstream.spanId);
+      expect(
+        started.service
+          .logLines()
+          .some(
+            (line) =>
+              line.level === 'warn' &&
+              line.context === 'OpenTelemetry' &&
+              String(line.msg).includes('unheard-of'),
+          ),
+      ).toBe(true);
     } finally {
       await started.stop();
       await collector.stop();

@@ -14,18 +14,37 @@ import {
   ROOT_CONTEXT,
   type Span,
   SpanKind,
+  type TextMapPropagator,
   SpanStatusCode,
   trace,
   TraceFlags,
   type Tracer,
 } from '@opentelemetry/api';
-import { getNumberFromEnv, getStringFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  CompositePropagator,
+  getNumberFromEnv,
+  getStringFromEnv,
+  getStringListFromEnv,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  osDetector,
+  processDetector,
+  resourceFromAttributes,
+  serviceInstanceIdDetector,
+} from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -35,7 +54,9 @@ import {
   SamplingDecision,
   type SamplingResult,
   type SpanExporter,
+  type SpanLimits,
   TraceIdRatioBasedSampler,
+  TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endWith } from './span-outcome.js';
@@ -69,6 +90,14 @@ const EXPORTERS: Record<string, () => SpanExporter> = {
   'http/json': () => new OtlpJsonExporter(),
 };
 
+/** OTEL_PROPAGATORS's values served: W3C's two and Zipkin's B3 (single and multi-header). */
+const PROPAGATORS: Record<string, () => TextMapPropagator> = {
+  tracecontext: () => new W3CTraceContextPropagator(),
+  baggage: () => new W3CBaggagePropagator(),
+  b3: () => new B3Propagator(),
+  b3multi: () => new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER }),
+};
+
 export class TracingConfigError extends Error {}
 
 /** Started tracing: what src/main.ts hands to NestFactory.create. */
@@ -94,20 +123,42 @@ export function startOpenTelemetry(): StartedTracing {
       `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, not ${protocol}`,
     );
   }
+  // Warnings from here on wait, as Nest's own start-up lines do (HTTP_APP_OPTIONS'
+  // bufferLogs), for the service's JSON logger: stdout carries nothing else.
+  Logger.attachBuffer();
   diag.setLogger(new DiagToNestLogger(), {
     logLevel: DiagLogLevel.WARN,
     suppressOverrideMessage: true,
   });
   registerModuleHooks({ include: INSTRUMENTED_MODULES });
+  registerInstrumentations({
+    instrumentations: [
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+    ],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(propagatorFromEnvironment());
   const droppedSpans = new DroppedSpans();
-  const sdk = new NodeSDK({
-    resource: defaultResource().merge(
-      resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }),
-    ),
+  // Composed from the trace SDK, not NodeSDK: that one also brings the log and metric SDKs
+  // and every exporter (gRPC's included), for traces alone (bench/README.md).
+  const provider = new TracerProvider({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the default.
+    resource: defaultResource()
+      .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
+      .merge(
+        detectResources({
+          detectors: [
+            serviceInstanceIdDetector,
+            processDetector,
+            hostDetector,
+            osDetector,
+            envDetector,
+          ],
+        }),
+      ),
     sampler: new SampledLinksSampler(samplerFromEnvironment()),
-    spanLimits: {
-      linkCountLimit: getNumberFromEnv('OTEL_SPAN_LINK_COUNT_LIMIT') ?? DEFAULT_LINK_COUNT_LIMIT,
-    },
+    spanLimits: spanLimitsFromEnvironment(),
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: exporter(),
@@ -118,25 +169,43 @@ export function startOpenTelemetry(): StartedTracing {
         exportTimeoutMillis: getNumberFromEnv('OTEL_BSP_EXPORT_TIMEOUT'),
       }),
     ],
-    // Traces only: the service's metrics are Prometheus's (/metrics), its logs stdout.
-    metricReaders: [],
-    logRecordProcessors: [],
-    // The server spans are made by OpenTelemetryTracing.traceRequest: the HTTP
-    // instrumentation costs far more per request (bench/README.md).
-    instrumentations: [
-      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
-    ],
   });
-  // After the SDK's constructor, which installs a console logger when OTEL_LOG_LEVEL is set.
-  diag.setLogger(new DiagToNestLogger(), {
-    logLevel: DiagLogLevel.WARN,
-    suppressOverrideMessage: true,
-  });
-  sdk.start();
+  trace.setGlobalTracerProvider(provider);
   const tracer = trace.getTracer(DEFAULT_SERVICE_NAME);
-  useTracing(new OpenTelemetryTracing(tracer, sdk, droppedSpans));
+  useTracing(new OpenTelemetryTracing(tracer, provider, droppedSpans));
   return { instrument: { instanceDecorator: traceInstanceMethods(tracer) } };
+}
+
+/**
+ * OTEL_PROPAGATORS as the SDK reads it: W3C trace context and baggage unless set; a name
+ * not served is warned about and left out.
+ */
+function propagatorFromEnvironment(): TextMapPropagator {
+  const names = new Set(getStringListFromEnv('OTEL_PROPAGATORS') ?? ['tracecontext', 'baggage']);
+  const propagators = names.has('none')
+    ? []
+    : [...names].flatMap((name) => {
+        const served = PROPAGATORS[name];
+        if (!served) diag.warn(`OTEL_PROPAGATORS: ${name} is not served; left out`);
+        return served ? [served()] : [];
+      });
+  return new CompositePropagator({ propagators });
+}
+
+/** The OTEL_SPAN_* and OTEL_ATTRIBUTE_* limits; links 256 unless set (DEFAULT_LINK_COUNT_LIMIT). */
+function spanLimitsFromEnvironment(): SpanLimits {
+  return {
+    attributeCountLimit:
+      getNumberFromEnv('OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT') ??
+      getNumberFromEnv('OTEL_ATTRIBUTE_COUNT_LIMIT'),
+    attributeValueLengthLimit:
+      getNumberFromEnv('OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT') ??
+      getNumberFromEnv('OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT'),
+    eventCountLimit: getNumberFromEnv('OTEL_SPAN_EVENT_COUNT_LIMIT'),
+    linkCountLimit: getNumberFromEnv('OTEL_SPAN_LINK_COUNT_LIMIT') ?? DEFAULT_LINK_COUNT_LIMIT,
+    attributePerEventCountLimit: getNumberFromEnv('OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT'),
+    attributePerLinkCountLimit: getNumberFromEnv('OTEL_LINK_ATTRIBUTE_COUNT_LIMIT'),
+  };
 }
 
 /**
@@ -274,7 +343,7 @@ class OpenTelemetryTracing implements Tracing {
 
   constructor(
     private readonly tracer: Tracer,
-    private readonly sdk: NodeSDK,
+    private readonly provider: TracerProvider,
     private readonly dropped: DroppedSpans,
   ) {}
 
@@ -393,7 +462,7 @@ class OpenTelemetryTracing implements Tracing {
     const limit = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, FLUSH_LIMIT_MS);
     });
-    await Promise.race([this.sdk.shutdown().catch(() => {}), limit]);
+    await Promise.race([this.provider.shutdown().catch(() => {}), limit]);
     clearTimeout(timer);
   }
 }
