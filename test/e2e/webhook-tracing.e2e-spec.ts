@@ -153,7 +153,17 @@ describe('webhook deliveries in the trace of their create', () => {
   });
 
   it('gives each create of a batched insert its own trace, and each delivery that trace', async () => {
-    const creates = Array.from({ length: 24 }, () => upstreamTraceparent());
+    // Every third caller did not sample its trace: its create is not recorded, and its
+    // delivery is not in that trace, though it shares a statement with recorded ones.
+    const creates = Array.from({ length: 24 }, (_, index) => {
+      const upstream = upstreamTraceparent();
+      const sampled = index % 3 !== 0;
+      return {
+        ...upstream,
+        sampled,
+        header: sampled ? upstream.header : upstream.header.replace(/-01$/, '-00'),
+      };
+    });
     const plantIds = await Promise.all(
       creates.map(({ header }) => createPlant(started.url, started.token, { traceparent: header })),
     );
@@ -168,6 +178,11 @@ describe('webhook deliveries in the trace of their create', () => {
     await receiver.waitFor(1 + creates.length);
     for (const [index, upstream] of creates.entries()) {
       const delivery = deliveryOf(receiver, plantIds[index])!;
+      if (!upstream.sampled) {
+        // Its attempt starts a trace of its own, as a worker's untraced work does.
+        expect(String(delivery.headers.traceparent)).not.toContain(upstream.traceId);
+        continue;
+      }
       expect(String(delivery.headers.traceparent)).toMatch(
         new RegExp(`^00-${upstream.traceId}-[0-9a-f]{16}-01$`),
       );
@@ -177,6 +192,10 @@ describe('webhook deliveries in the trace of their create', () => {
       const chain = await ancestors(collector, attempt, upstream.spanId);
       expect(chain.map(({ name }) => name)).toEqual(CREATE_CHAIN);
     }
+    const unsampled = new Set(
+      creates.filter(({ sampled }) => !sampled).map(({ traceId }) => traceId),
+    );
+    expect(collector.spans.filter(({ traceId }) => unsampled.has(traceId))).toEqual([]);
   });
 
   it('fails the span of an attempt the receiver refuses, with its status', async () => {
