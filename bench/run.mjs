@@ -36,14 +36,21 @@ const settings = {
   /** BENCH_FLOOR=1: the design card's floor (bench/floor/) as a second yardstick. */
   floor: env.BENCH_FLOOR === '1',
   /**
-   * BENCH_TRACING=1: the product twice more, exporting traces to a collector stand-in
-   * (bench/otlp-sink.mjs), every request sampled and one in ten.
+   * BENCH_TRACING=1: the product three times more, exporting traces to a collector
+   * stand-in (bench/otlp-sink.mjs): every request sampled, one in ten, and none.
    */
   tracing: env.BENCH_TRACING === '1',
 };
 /** How long a slow subscriber takes to answer a delivery. */
 const SLOW_RECEIVER_MS = 2_000;
-const PORTS = { product: 3950, reference: 3951, floor: 3952, traced100: 3953, traced10: 3954 };
+const PORTS = {
+  product: 3950,
+  reference: 3951,
+  floor: 3952,
+  traced100: 3953,
+  traced10: 3954,
+  traced0: 3955,
+};
 /** Whose figures are divided by whose in the table, when both servers ran. */
 const COMPARISONS = [
   ['product', 'reference'],
@@ -51,16 +58,20 @@ const COMPARISONS = [
   ['floor', 'reference'],
   ['traced100', 'product'],
   ['traced10', 'product'],
+  ['traced0', 'product'],
 ];
 /** The product's tracing settings, by server, when BENCH_TRACING=1. */
 const TRACED = {
   traced100: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
   traced10: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+  // Nothing sampled: what tracing being on costs every request.
+  traced0: { OTEL_TRACES_SAMPLER: 'parentbased_always_off' },
 };
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const serverCount = 2 + (settings.floor ? 1 : 0) + (settings.tracing ? 2 : 0);
+const serverCount =
+  2 + (settings.floor ? 1 : 0) + (settings.tracing ? Object.keys(TRACED).length : 0);
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
 /** Every server's JIT warm-up, once per operation. */
