@@ -22,6 +22,7 @@ const {
   perSecond: CREATES_PER_SECOND,
   creates: CREATES,
   p50Ms: P50_GOAL_MS,
+  p50AssertedMs: P50_ASSERTED_MS,
   p99Ms: P99_GOAL_MS,
   p99AssertedMs: P99_ASSERTED_MS,
 } = DELIVERY_LATENCY_GOAL;
@@ -93,7 +94,7 @@ describe('webhook delivery latency (the built service, woken by the commit)', ()
     }
   });
 
-  it(`${CREATES_PER_SECOND} creates a second, two receivers: p50 ≤ ${P50_GOAL_MS} ms, p99 ≤ ${P99_GOAL_MS} ms (asserted: ${P99_ASSERTED_MS}) from the 200 to the receipt`, async () => {
+  it(`${CREATES_PER_SECOND} creates a second, two receivers: p50 ≤ ${P50_GOAL_MS} ms, p99 ≤ ${P99_GOAL_MS} ms (asserted: ${P50_ASSERTED_MS}, ${P99_ASSERTED_MS}) from the 200 to the receipt`, async () => {
     const loadBefore = loadavg()[0];
     const answeredAt = await createAtRate(create, 1, CREATES, CREATES_PER_SECOND);
 
@@ -115,7 +116,7 @@ describe('webhook delivery latency (the built service, woken by the commit)', ()
         loadAverage: { before: loadBefore, after: loadavg()[0] },
       }),
     );
-    expect(p50).toBeLessThanOrEqual(P50_GOAL_MS);
+    expect(p50).toBeLessThanOrEqual(P50_ASSERTED_MS);
     expect(p99).toBeLessThanOrEqual(P99_ASSERTED_MS);
   });
 

@@ -222,7 +222,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
       expect(throughBalancer).toEqual(throughBalancer.map(() => 401));
     });
 
-    it(`delivers webhooks at ${DELIVERY.perSecond} creates a second through the balancer, two receivers: p50 ≤ ${DELIVERY.p50Ms} ms, p99 ≤ ${DELIVERY.p99Ms} ms (asserted: ${DELIVERY.p99AssertedMs}) from the 200`, async () => {
+    it(`delivers webhooks at ${DELIVERY.perSecond} creates a second through the balancer, two receivers: p50 ≤ ${DELIVERY.p50Ms} ms, p99 ≤ ${DELIVERY.p99Ms} ms (asserted: ${DELIVERY.p50AssertedMs}, ${DELIVERY.p99AssertedMs}) from the 200`, async () => {
       const hooks = await runTokenCli(
         ['create', '--name', 'hooks', '--scopes', 'webhooks:manage'],
         { DATABASE_URL: database.url },
@@ -245,20 +245,23 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
         const first = nextId;
         nextId += DELIVERY.creates;
         const loadBefore = loadavg()[0];
-        // Kept-alive connections, as a client at this rate keeps them: one the balancer
-        // closes just as it is reused fails its create (a socket hang up, seen once),
-        // which is then sent again, safely (a replay answers 200).
-        const createOnce = async (id: number) =>
+        // Kept-alive connections, as a client at this rate keeps them. One the balancer
+        // closes just as it is reused fails its create with a socket hang up (HAProxy
+        // does so when the replica closed the idle connection it reused, so that the
+        // client retries, as browsers do). The create is sent again, safely (a replay
+        // answers 200), on a new connection: the pool's others may be closing too (seen
+        // once: the retry failed the same way).
+        const createOnce = async (id: number, over?: Agent) =>
           (
             await send(`${set.balancer.url}/plants`, {
               method: 'POST',
               headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
               body: JSON.stringify({ id, name: `plant ${id}` }),
-              agent,
+              agent: over,
             })
           ).status;
         const answeredAt = await createAtRate(
-          (id) => createOnce(id).catch(() => createOnce(id)),
+          (id) => createOnce(id, agent).catch(() => createOnce(id)),
           first,
           DELIVERY.creates,
           DELIVERY.perSecond,
@@ -281,7 +284,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
             loadAverage: { before: loadBefore, after: loadavg()[0] },
           }),
         );
-        expect(p50).toBeLessThanOrEqual(DELIVERY.p50Ms);
+        expect(p50).toBeLessThanOrEqual(DELIVERY.p50AssertedMs);
         expect(p99).toBeLessThanOrEqual(DELIVERY.p99AssertedMs);
       } finally {
         agent.destroy();

@@ -100,16 +100,19 @@ export function deliveryLatencies(
 }
 
 /**
- * Issue 26's goal at 100 creates a second, from a create's 200 to the receipt, and the p99
- * the tests assert: the goal and a margin for the CI's two shared cores, where another
- * process's burst lands in the tail (one run in five on one service measured 127 ms at a
- * load average of 3, the others 41–83 ms). The p50 has none. bench/README.md compares the
- * figures the tests print with the goal itself.
+ * Issue 26's goal at 100 creates a second, from a create's 200 to the receipt, and what the
+ * tests assert: the goal and a margin for the CI's two shared cores, where another process's
+ * burst lands in the tail (one run in five on one service measured a p99 of 127 ms at a load
+ * average of 3, the others 41–83 ms), and, with three replicas through PgBouncer, in the
+ * median too (20.9 ms once at a load average of 2.2, 4–16 ms otherwise). The margins still
+ * fail a worker that waits for its poll (1 s). bench/README.md compares the figures the
+ * tests print with the goal itself.
  */
 export const DELIVERY_LATENCY_GOAL = {
   perSecond: 100,
   creates: 1_000,
   p50Ms: 20,
+  p50AssertedMs: 30,
   p99Ms: 100,
   p99AssertedMs: 150,
 };
