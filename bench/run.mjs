@@ -37,9 +37,11 @@ const settings = {
   floor: env.BENCH_FLOOR === '1',
   /**
    * BENCH_TRACING=1: the product three times more, exporting traces to a collector
-   * stand-in (bench/otlp-sink.mjs): every request sampled, one in ten, and none.
+   * stand-in (bench/otlp-sink.mjs): every request sampled, one in ten, and none. Or the
+   * names of some of those (BENCH_TRACING=traced0): one measured alone shares the sink
+   * with no other's exports.
    */
-  tracing: env.BENCH_TRACING === '1',
+  tracing: env.BENCH_TRACING ?? '',
 };
 /** How long a slow subscriber takes to answer a delivery. */
 const SLOW_RECEIVER_MS = 2_000;
@@ -60,18 +62,27 @@ const COMPARISONS = [
   ['traced10', 'product'],
   ['traced0', 'product'],
 ];
-/** The product's tracing settings, by server, when BENCH_TRACING=1. */
-const TRACED = {
+/** The product's tracing settings, by server. */
+const TRACING = {
   traced100: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
   traced10: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
   // Nothing sampled: what tracing being on costs every request.
   traced0: { OTEL_TRACES_SAMPLER: 'parentbased_always_off' },
 };
+/** The traced servers this run starts: all with BENCH_TRACING=1, else those it names. */
+const TRACED = Object.fromEntries(
+  (settings.tracing === '1'
+    ? Object.keys(TRACING)
+    : settings.tracing.split(',').filter(Boolean)
+  ).map((name) => {
+    if (!(name in TRACING)) throw new Error(`BENCH_TRACING: no traced server ${name}`);
+    return [name, TRACING[name]];
+  }),
+);
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const serverCount =
-  2 + (settings.floor ? 1 : 0) + (settings.tracing ? Object.keys(TRACED).length : 0);
+const serverCount = 2 + (settings.floor ? 1 : 0) + Object.keys(TRACED).length;
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
 /** Every server's JIT warm-up, once per operation. */
@@ -218,7 +229,7 @@ async function main() {
   await stopServer(firstStart);
   const product = await startServer('product', productArgs);
   const traced = [];
-  if (settings.tracing) {
+  if (Object.keys(TRACED).length > 0) {
     const endpoint = await startOtlpSink();
     for (const [name, sampling] of Object.entries(TRACED)) {
       traced.push(
