@@ -62,8 +62,8 @@ const COMPARISONS = [
   ['traced10', 'product'],
   ['traced0', 'product'],
 ];
-/** The product's tracing settings, by server. */
-const TRACING = {
+/** Each traced server's sampler settings. */
+const SAMPLERS = {
   traced100: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
   traced10: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
   // Nothing sampled: what tracing being on costs every request.
@@ -72,11 +72,11 @@ const TRACING = {
 /** The traced servers this run starts: all with BENCH_TRACING=1, else those it names. */
 const TRACED = Object.fromEntries(
   (settings.tracing === '1'
-    ? Object.keys(TRACING)
+    ? Object.keys(SAMPLERS)
     : settings.tracing.split(',').filter(Boolean)
   ).map((name) => {
-    if (!(name in TRACING)) throw new Error(`BENCH_TRACING: no traced server ${name}`);
-    return [name, TRACING[name]];
+    if (!(name in SAMPLERS)) throw new Error(`BENCH_TRACING: no traced server ${name}`);
+    return [name, SAMPLERS[name]];
   }),
 );
 const READY_TIMEOUT_MS = 30_000;
