@@ -1,4 +1,5 @@
 import { tracingRequested } from './common/tracing/tracing-switch.js';
+import { refuseStart } from './config/refuse-start.js';
 
 /**
  * The service's entry point. Tracing, when the OTEL_* variables ask for it, starts first:
@@ -14,8 +15,7 @@ async function main(): Promise<void> {
       tracing = startOpenTelemetry();
     } catch (error) {
       if (!(error instanceof TracingConfigError)) throw error;
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
+      refuseStart(error.message);
     }
   }
   const { startServer } = await import('./server.js');

@@ -7,6 +7,7 @@ import { AppModule } from './app.module.js';
 import { initApp } from './app.setup.js';
 import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
+import { refuseStart } from './config/refuse-start.js';
 import type { StartedTracing } from './common/tracing/open-telemetry.js';
 import { closeOnSignals } from './shutdown/shutdown-signals.js';
 
@@ -26,8 +27,7 @@ export async function startServer(tracing: StartedTracing | undefined): Promise<
     config = AppConfig.fromEnvironment();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
+    refuseStart(error.message);
   }
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule,

@@ -422,4 +422,33 @@ describe('tracing off (no OTEL_* variable asks for it)', () => {
       'OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json',
     );
   });
+
+  it.each([
+    {
+      refused: 'a sampler it does not know',
+      setting: { OTEL_TRACES_SAMPLER: 'sometimes' },
+      reason: 'OTEL_TRACES_SAMPLER must be one of always_on, parentbased_always_on',
+    },
+    {
+      refused: 'a configuration error of its own',
+      setting: { PORT: 'eighty' },
+      reason: 'PORT must be an integer from 0 to 65535',
+    },
+  ])(
+    'refuses $refused at start, after the tracing warnings written before it',
+    async ({ setting, reason }) => {
+      const { ServiceProcess } = await import('../support/built-service.js');
+      const service = new ServiceProcess({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+        OTEL_PROPAGATORS: 'tracecontext,xray',
+        ...setting,
+      });
+      const exit = await service.exited;
+      expect(exit.code).toBe(1);
+      const stderr = service.output.stderr;
+      const warning = stderr.indexOf('OpenTelemetry: OTEL_PROPAGATORS: xray is not served');
+      expect(warning, stderr).toBeGreaterThanOrEqual(0);
+      expect(stderr.indexOf(reason, warning), stderr).toBeGreaterThan(warning);
+    },
+  );
 });
