@@ -325,7 +325,7 @@ ${withParent(`  /** Plant \\\`id\\\` (JSON text, exact), through the plants' own
   afterAll(() => api.close());
 
   it('creates a ${n.singularWords} and reads it back', async () => {
-    const created = await create(${parent ? '\`{"name": "first", "plantId": \${PLANT_ID}}\`' : "{ name: 'first' }"});
+    const created = await create(${parent ? '`{"name": "first", "plantId": ${PLANT_ID}}`' : "{ name: 'first' }"});
     expect(created.statusCode).toBe(201);
     const { id, name } = created.json<{ id: string; name: string }>();
     expect(name).toBe('first');${withParent(`
