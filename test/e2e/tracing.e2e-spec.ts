@@ -423,7 +423,7 @@ describe('tracing off (no OTEL_* variable asks for it)', () => {
     );
   });
 
-  it.each([
+  it.each<{ refused: string; setting: Record<string, string>; reason: string }>([
     {
       refused: 'a sampler it does not know',
       setting: { OTEL_TRACES_SAMPLER: 'sometimes' },
