@@ -409,7 +409,9 @@ describe('tracing off (no OTEL_* variable asks for it)', () => {
       await started.stop();
     }
   });
+});
 
+describe('tracing settings a start refuses', () => {
   it('refuses a protocol it cannot export with, at start', async () => {
     const { ServiceProcess } = await import('../support/built-service.js');
     const service = new ServiceProcess({
