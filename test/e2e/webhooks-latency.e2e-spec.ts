@@ -10,7 +10,7 @@ import {
   type ServiceOnTestDatabase,
   startServiceOnTestDatabase,
 } from '../support/built-service.js';
-import { createAtRate } from '../support/paced-creates.js';
+import { createAtRate, resendOnNewConnection } from '../support/paced-creates.js';
 import { percentile } from '../support/percentile.js';
 import {
   DELIVERY_LATENCY_GOAL,
@@ -38,15 +38,22 @@ describe('webhook delivery latency (the built service, woken by the commit)', ()
   let receivers: WebhookReceiver[];
   let manage: Record<string, string>;
   const agent = new Agent({ keepAlive: true });
-  const create = async (id: number, name = `plant ${id}`) =>
-    (
-      await send(`${service.url}/plants`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ id, name }),
-        agent,
-      })
-    ).status;
+  const create = (id: number, name = `plant ${id}`) =>
+    resendOnNewConnection(
+      async (over) =>
+        (
+          await send(`${service.url}/plants`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${service.token}`,
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({ id, name }),
+            agent: over,
+          })
+        ).status,
+      agent,
+    );
 
   beforeAll(async () => {
     service = await startServiceOnTestDatabase({

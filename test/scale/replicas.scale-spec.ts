@@ -6,7 +6,7 @@ import { APP_SCHEMA } from '../../src/app.schema.js';
 
 const MIGRATIONS = APP_SCHEMA.migrations;
 import { issueToken, runTokenCli, send, type Exit } from '../support/built-service.js';
-import { createAtRate } from '../support/paced-creates.js';
+import { createAtRate, resendOnNewConnection } from '../support/paced-creates.js';
 import { percentile } from '../support/percentile.js';
 import { startPgBouncer, type Pooler } from '../support/pgbouncer.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -245,23 +245,25 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
         const first = nextId;
         nextId += DELIVERY.creates;
         const loadBefore = loadavg()[0];
-        // Kept-alive connections, as a client at this rate keeps them. One the balancer
-        // closes just as it is reused fails its create with a socket hang up (HAProxy
-        // does so when the replica closed the idle connection it reused, so that the
-        // client retries, as browsers do). The create is sent again, safely (a replay
-        // answers 200), on a new connection: the pool's others may be closing too (seen
-        // once: the retry failed the same way).
-        const createOnce = async (id: number, over?: Agent) =>
-          (
-            await send(`${set.balancer.url}/plants`, {
-              method: 'POST',
-              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-              body: JSON.stringify({ id, name: `plant ${id}` }),
-              agent: over,
-            })
-          ).status;
+        // Kept-alive connections, as a client at this rate keeps them. HAProxy hangs up a
+        // client's when the replica closed the idle connection it reused (so that the
+        // client retries, as browsers do): the create is then sent again on a new
+        // connection, as the pool's others may be closing too (seen once).
+        const createOnce = (id: number) =>
+          resendOnNewConnection(
+            async (over) =>
+              (
+                await send(`${set.balancer.url}/plants`, {
+                  method: 'POST',
+                  headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+                  body: JSON.stringify({ id, name: `plant ${id}` }),
+                  agent: over,
+                })
+              ).status,
+            agent,
+          );
         const answeredAt = await createAtRate(
-          (id) => createOnce(id, agent).catch(() => createOnce(id)),
+          createOnce,
           first,
           DELIVERY.creates,
           DELIVERY.perSecond,

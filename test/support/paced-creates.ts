@@ -1,3 +1,4 @@
+import type { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 
@@ -34,4 +35,18 @@ export async function createAtRate(
   const failed = (await Promise.all(outcomes)).filter(([, outcome]) => outcome !== '200');
   expect(failed).toEqual([]);
   return answeredAt;
+}
+
+/**
+ * A create sent over a kept-alive connection of `agent` and, if that connection fails under
+ * it, once more on a new one, as docs/operations.md tells clients to: a kept-alive
+ * connection reused just as its idle time-out closes it (the service's, or a balancer's
+ * in front) ends in a reset or a hang-up with no answer, and a create is safe to resend
+ * (a replay answers 200).
+ */
+export function resendOnNewConnection(
+  create: (agent: Agent | undefined) => Promise<number>,
+  agent: Agent,
+): Promise<number> {
+  return create(agent).catch(() => create(undefined));
 }
