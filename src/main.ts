@@ -1,4 +1,7 @@
-import { tracingRequested } from './common/tracing/tracing-switch.js';
+import {
+  tracingRequested,
+  warnOfUnservedTracesExporters,
+} from './common/tracing/tracing-switch.js';
 import { refuseStart } from './config/refuse-start.js';
 
 /**
@@ -8,6 +11,7 @@ import { refuseStart } from './config/refuse-start.js';
  */
 async function main(): Promise<void> {
   let tracing;
+  warnOfUnservedTracesExporters(process.env);
   if (tracingRequested(process.env)) {
     const { startOpenTelemetry, TracingConfigError } =
       await import('./common/tracing/open-telemetry.js');

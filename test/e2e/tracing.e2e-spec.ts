@@ -388,9 +388,9 @@ describe('tracing at a stop', () => {
 });
 
 describe('tracing off (no OTEL_* variable asks for it)', () => {
-  it('loads no OpenTelemetry module at all', async () => {
+  it('loads no OpenTelemetry module at all, and warns of an exporter named that it does not serve', async () => {
     const started = await startServiceOnTestDatabase(
-      { REPORT_LOADED_MODULES: OPEN_TELEMETRY_MODULES },
+      { REPORT_LOADED_MODULES: OPEN_TELEMETRY_MODULES, OTEL_TRACES_EXPORTER: 'console' },
       REPORTING,
     );
     try {
@@ -405,6 +405,13 @@ describe('tracing off (no OTEL_* variable asks for it)', () => {
         .find((line) => line.msg === 'request completed');
       expect(requestLine).toBeDefined();
       expect(requestLine).not.toHaveProperty('trace_id');
+      expect(started.service.logLines()).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          context: 'Tracing',
+          msg: 'OTEL_TRACES_EXPORTER: console is not served (otlp and none are); left out',
+        }),
+      );
     } finally {
       await started.stop();
     }

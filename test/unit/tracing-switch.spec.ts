@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { tracingRequested } from '../../src/common/tracing/tracing-switch.js';
+import {
+  tracingRequested,
+  unservedTracesExporters,
+} from '../../src/common/tracing/tracing-switch.js';
 
 describe('tracingRequested: the standard variables turn tracing on', () => {
   it.each([
@@ -22,5 +25,20 @@ describe('tracingRequested: the standard variables turn tracing on', () => {
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }, false],
   ])('%o: off', (env, expected) => {
     expect(tracingRequested(env)).toBe(expected);
+  });
+});
+
+describe('unservedTracesExporters: the names OTEL_TRACES_EXPORTER gives that are warned about and left out', () => {
+  it.each([
+    [{}, []],
+    [{ OTEL_TRACES_EXPORTER: 'otlp' }, []],
+    [{ OTEL_TRACES_EXPORTER: 'none' }, []],
+    [{ OTEL_TRACES_EXPORTER: '' }, []],
+    [{ OTEL_TRACES_EXPORTER: 'console' }, ['console']],
+    [{ OTEL_TRACES_EXPORTER: ' otlp , console,zipkin' }, ['console', 'zipkin']],
+    // Disabled: nothing of OpenTelemetry's is read, so nothing to warn about.
+    [{ OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' }, []],
+  ])('%o: %o', (env, expected) => {
+    expect(unservedTracesExporters(env)).toEqual(expected);
   });
 });
