@@ -7,6 +7,7 @@ import {
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
 import { HOSTILE_BODIES, members, zeros } from '../support/hostile-json-bodies.js';
+import { OtlpReceiver } from '../support/otlp-receiver.js';
 
 /** How long /health/live may take while hostile requests are processed. */
 const PROBE_LIMIT_MS = 100;
@@ -63,20 +64,44 @@ const HOSTILE_AUTHORIZATIONS: Array<[string, string]> = [
   ['a long scheme', `${'Bearer'.repeat(HEADER_BUDGET / 6)} x`],
 ];
 
-describe('hostile input costs linear time: the service stays responsive (the built service)', () => {
-  let started: ServiceOnTestDatabase;
-  let url: string;
-  let token: string;
-  const slowestProbes: Record<string, number> = {};
+/** A valid W3C `traceparent`, for the headers that only count beside one. */
+const TRACEPARENT = `00-${'1'.repeat(32)}-${'1'.repeat(16)}-01`;
 
-  beforeAll(async () => {
-    started = await startServiceOnTestDatabase();
-    ({ url, token } = started);
-  });
-  afterAll(async () => {
-    await started?.stop();
-    console.info('slowest /health/live probe per hostile request (ms):', slowestProbes);
-  });
+/**
+ * Headers that tracing reads before authentication, with tracing on: the propagators'
+ * (W3C trace context and baggage, B3 single and multi-header) and those a recorded
+ * request's server span copies.
+ */
+const HOSTILE_TRACE_HEADERS: Array<[string, Record<string, string>]> = [
+  [
+    'a traceparent with a long tail',
+    { traceparent: `${TRACEPARENT}-${'a'.repeat(HEADER_BUDGET)}` },
+  ],
+  ['a traceparent of hex digits', { traceparent: 'f'.repeat(HEADER_BUDGET) }],
+  [
+    'a tracestate of thousands of members',
+    { traceparent: TRACEPARENT, tracestate: members(HEADER_BUDGET / 8, (i) => `k${i}=v`) },
+  ],
+  [
+    'a tracestate of one long value',
+    { traceparent: TRACEPARENT, tracestate: `k=${'v'.repeat(HEADER_BUDGET)}` },
+  ],
+  ['a baggage of thousands of members', { baggage: members(HEADER_BUDGET / 8, (i) => `k${i}=v`) }],
+  ['a baggage of escapes', { baggage: `k=${'%25'.repeat(HEADER_BUDGET / 3)}` }],
+  ['a long b3', { b3: `${'a'.repeat(32)}-${'b'.repeat(HEADER_BUDGET)}-1` }],
+  [
+    'long B3 multi-headers',
+    { 'x-b3-traceid': 'a'.repeat(HEADER_BUDGET / 2), 'x-b3-spanid': 'b'.repeat(HEADER_BUDGET / 2) },
+  ],
+  ['a long User-Agent, which a recorded span keeps', { 'user-agent': 'a'.repeat(HEADER_BUDGET) }],
+];
+
+/**
+ * Sends hostile requests to the service at `url()` while probing its `/health/live`, and
+ * keeps the slowest probe of each, to be printed.
+ */
+function hostileProbes(url: () => string) {
+  const slowestProbes: Record<string, number> = {};
 
   /**
    * Sends COPIES of a request back to back and, on another connection, probes
@@ -103,29 +128,17 @@ describe('hostile input costs linear time: the service stays responsive (the bui
     const probesMs: number[] = [];
     do {
       const probeStarted = performance.now();
-      const probe = await send(`${url}/health/live`);
+      const probe = await send(`${url()}/health/live`);
       probesMs.push(performance.now() - probeStarted);
       expect(probe.status).toBe(200);
     } while (!answered);
     return { answers: await answers, slowestProbeMs: Math.max(...probesMs) };
   }
 
-  function expectRefusedInErrorShape(answers: Answer[], status?: number) {
-    for (const answer of answers) {
-      expect(answer.status).toBeGreaterThanOrEqual(400);
-      expect(answer.status).toBeLessThan(500);
-      if (status !== undefined) expect(answer.status).toBe(status);
-      expect(JSON.parse(answer.body)).toEqual({
-        error: answer.status,
-        message: expect.any(String),
-      });
-    }
-  }
-
   const post =
     (body: string, headers: Record<string, string> = {}) =>
     () =>
-      send(`${url}/plants`, {
+      send(`${url()}/plants`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body,
@@ -133,7 +146,36 @@ describe('hostile input costs linear time: the service stays responsive (the bui
   const get =
     (target: string, headers: Record<string, string> = {}) =>
     () =>
-      send(`${url}${target}`, { headers });
+      send(`${url()}${target}`, { headers });
+
+  return { slowestProbes, probeWhileProcessing, post, get };
+}
+
+function expectRefusedInErrorShape(answers: Answer[], status?: number) {
+  for (const answer of answers) {
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+    if (status !== undefined) expect(answer.status).toBe(status);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: answer.status,
+      message: expect.any(String),
+    });
+  }
+}
+
+describe('hostile input costs linear time: the service stays responsive (the built service)', () => {
+  let started: ServiceOnTestDatabase;
+  let token: string;
+  const { slowestProbes, probeWhileProcessing, post, get } = hostileProbes(() => started.url);
+
+  beforeAll(async () => {
+    started = await startServiceOnTestDatabase();
+    ({ token } = started);
+  });
+  afterAll(async () => {
+    await started?.stop();
+    console.info('slowest /health/live probe per hostile request (ms):', slowestProbes);
+  });
 
   describe.each([
     ['without a token', () => ({})],
@@ -164,6 +206,31 @@ describe('hostile input costs linear time: the service stays responsive (the bui
       `Authorization: ${shape}`,
       get('/plants', { authorization }),
     );
+    expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
+    expectRefusedInErrorShape(answers, 401);
+  });
+});
+
+describe('hostile trace-context headers cost linear time with tracing on (the built service)', () => {
+  let collector: OtlpReceiver;
+  let started: ServiceOnTestDatabase;
+  const { slowestProbes, probeWhileProcessing, get } = hostileProbes(() => started.url);
+
+  beforeAll(async () => {
+    collector = await OtlpReceiver.start();
+    started = await startServiceOnTestDatabase({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_PROPAGATORS: 'tracecontext,baggage,b3,b3multi',
+    });
+  });
+  afterAll(async () => {
+    await started?.stop();
+    await collector?.stop();
+    console.info('slowest /health/live probe per hostile header, traced (ms):', slowestProbes);
+  });
+
+  it.each(HOSTILE_TRACE_HEADERS)('GET /plants with %s', async (shape, headers) => {
+    const { answers, slowestProbeMs } = await probeWhileProcessing(shape, get('/plants', headers));
     expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
     expectRefusedInErrorShape(answers, 401);
   });
