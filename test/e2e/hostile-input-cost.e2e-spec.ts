@@ -221,6 +221,9 @@ describe('hostile trace-context headers cost linear time with tracing on (the bu
     started = await startServiceOnTestDatabase({
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
       OTEL_PROPAGATORS: 'tracecontext,baggage,b3,b3multi',
+      // JSON, which the receiver reads back (the last test).
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
     });
   });
   afterAll(async () => {
@@ -233,5 +236,12 @@ describe('hostile trace-context headers cost linear time with tracing on (the bu
     const { answers, slowestProbeMs } = await probeWhileProcessing(shape, get('/plants', headers));
     expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
     expectRefusedInErrorShape(answers, 401);
+  });
+
+  it('traced those requests: the long User-Agent reached the collector in a server span', async () => {
+    const server = await collector.waitForSpan(
+      (span) => String(span.attributes['user_agent.original'] ?? '').length === HEADER_BUDGET,
+    );
+    expect(server.name).toBe('GET /plants');
   });
 });
