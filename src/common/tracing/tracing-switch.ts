@@ -38,9 +38,8 @@ export function warnOfUnservedTracesExporters(env: NodeJS.ProcessEnv): void {
   if (unserved.length === 0) return;
   Logger.attachBuffer();
   const logger = new Logger('Tracing');
-  const served = `${[...SERVED_EXPORTERS].join(' and ')} are`;
   for (const name of unserved) {
-    logger.warn(`OTEL_TRACES_EXPORTER: ${name} is not served (${served}); left out`);
+    logger.warn(`OTEL_TRACES_EXPORTER: ${name} is not served (otlp and none are); left out`);
   }
 }
 
