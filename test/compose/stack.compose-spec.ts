@@ -122,6 +122,7 @@ async function upUntilHealthy(up: () => Promise<unknown>): Promise<void> {
   for (;;) {
     try {
       await up();
+      await stack.pinBridgeAddress();
       return;
     } catch (error) {
       if (!String(error).includes('is unhealthy') || Date.now() > deadline) throw error;

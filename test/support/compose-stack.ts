@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type CliResult, freePort } from './built-service.js';
 import { loginEnvironment } from './login-environment.js';
@@ -8,6 +9,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The db service's account and database (docker-compose.yml). */
 const DATABASE = 'plant_store';
 const COMMAND_LIMIT_MS = 5 * 60_000;
+/** /sys/class/net/IF/addr_assign_type of an address set by hand, which Linux keeps. */
+const NET_ADDR_SET = '3';
 
 /** What the engine says of one container of the stack. */
 export interface ContainerState {
@@ -164,6 +167,40 @@ export class ComposeStack {
       sql,
     );
     return output.split('\n').filter(Boolean);
+  }
+
+  /**
+   * Gives the project network's bridge an address of its own, as Docker does, on an engine
+   * that leaves it to Linux (podman 4.3's netavark, before 1.6). There the bridge takes the
+   * lowest address among its ports, so a container that joins or leaves (the migrate
+   * service, `compose run --rm`) can change the gateway's address under the others; the
+   * address they cached goes dead, and with it their DNS, for up to a minute, and a new
+   * connection to PgBouncer times out. Then the containers learn the pinned address anew.
+   * Does nothing where the bridge is not on this machine or already has its own address.
+   */
+  async pinBridgeAddress(): Promise<void> {
+    const [network] = JSON.parse(
+      await this.docker(['network', 'inspect', `${this.project}_default`]),
+    ) as {
+      IPAM: { Config: { Gateway?: string }[] };
+      Containers: Record<string, unknown>;
+    }[];
+    const gateway = network.IPAM.Config[0]?.Gateway;
+    const interfaces = JSON.parse(
+      (await run(['ip', '-j', '-4', 'addr', 'show'], this.env)).stdout || '[]',
+    ) as { ifname: string; addr_info: { local: string }[] }[];
+    const bridge = interfaces.find(({ addr_info }) =>
+      addr_info.some(({ local }) => local === gateway),
+    )?.ifname;
+    if (!bridge) return;
+    const link = (file: string) => readFileSync(`/sys/class/net/${bridge}/${file}`, 'utf8').trim();
+    if (link('addr_assign_type') === NET_ADDR_SET) return;
+    await this.succeed(['ip', 'link', 'set', 'dev', bridge, 'address', link('address')]);
+    for (const id of Object.keys(network.Containers)) {
+      const pid = (await this.docker(['inspect', '--format', '{{.State.Pid}}', id])).trim();
+      if (pid !== '0')
+        await this.succeed(['nsenter', '-t', pid, '-n', 'ip', 'neigh', 'flush', 'all']);
+    }
   }
 
   /** Removes every container, network, volume and image of the project. */
