@@ -23,6 +23,8 @@ export interface ContainerState {
   /** `healthy`, `starting`, `unhealthy`, or null without a health check. */
   health: string | null;
   exitCode: number;
+  /** Its main process on this machine, 0 when it is not running. */
+  pid: number;
 }
 
 /**
@@ -137,7 +139,12 @@ export class ComposeStack {
       Id: string;
       Name: string;
       Config: { Labels: Record<string, string> };
-      State: { Status: string; ExitCode: number; Health?: { Status: string } | null };
+      State: {
+        Status: string;
+        ExitCode: number;
+        Pid: number;
+        Health?: { Status: string } | null;
+      };
     }[];
     return inspected.map(({ Id, Name, Config, State }) => ({
       id: Id,
@@ -146,6 +153,7 @@ export class ComposeStack {
       status: State.Status,
       health: State.Health?.Status || null,
       exitCode: State.ExitCode,
+      pid: State.Pid,
     }));
   }
 
@@ -181,10 +189,7 @@ export class ComposeStack {
   async pinBridgeAddress(): Promise<void> {
     const [network] = JSON.parse(
       await this.docker(['network', 'inspect', `${this.project}_default`]),
-    ) as {
-      IPAM: { Config: { Gateway?: string }[] };
-      Containers: Record<string, unknown>;
-    }[];
+    ) as { IPAM: { Config: { Gateway?: string }[] } }[];
     const gateway = network.IPAM.Config[0]?.Gateway;
     const interfaces = JSON.parse(
       (await run(['ip', '-j', '-4', 'addr', 'show'], this.env)).stdout || '[]',
@@ -196,11 +201,9 @@ export class ComposeStack {
     const link = (file: string) => readFileSync(`/sys/class/net/${bridge}/${file}`, 'utf8').trim();
     if (link('addr_assign_type') === NET_ADDR_SET) return;
     await this.succeed(['ip', 'link', 'set', 'dev', bridge, 'address', link('address')]);
-    for (const id of Object.keys(network.Containers)) {
-      const pid = (await this.docker(['inspect', '--format', '{{.State.Pid}}', id])).trim();
-      if (pid !== '0')
-        await this.succeed(['nsenter', '-t', pid, '-n', 'ip', 'neigh', 'flush', 'all']);
-    }
+    for (const { pid } of await this.containers())
+      if (pid !== 0)
+        await this.succeed(['nsenter', '-t', String(pid), '-n', 'ip', 'neigh', 'flush', 'all']);
   }
 
   /** Removes every container, network, volume and image of the project. */
