@@ -39,7 +39,9 @@ const settings = {
    * BENCH_TRACING=1: the product three times more, exporting traces to a collector
    * stand-in (bench/otlp-sink.mjs): every request sampled, one in ten, and none. Or the
    * names of some of those (BENCH_TRACING=traced0): one measured alone shares the sink
-   * with no other's exports.
+   * with no other's exports. `floor100` and `floor10`, with BENCH_FLOOR=1: the floor
+   * traced as OpenTelemetry's documentation does it (bench/floor/traced-floor.ts), every
+   * request sampled, or one in ten.
    */
   tracing: env.BENCH_TRACING ?? '',
 };
@@ -52,6 +54,8 @@ const PORTS = {
   traced100: 3953,
   traced10: 3954,
   traced0: 3955,
+  floor100: 3956,
+  floor10: 3957,
 };
 /** Whose figures are divided by whose in the table, when both servers ran. */
 const COMPARISONS = [
@@ -61,6 +65,10 @@ const COMPARISONS = [
   ['traced100', 'product'],
   ['traced10', 'product'],
   ['traced0', 'product'],
+  ['floor100', 'floor'],
+  ['floor10', 'floor'],
+  ['traced100', 'floor100'],
+  ['traced10', 'floor10'],
 ];
 /** Each traced server's sampler settings. */
 const SAMPLERS = {
@@ -69,20 +77,36 @@ const SAMPLERS = {
   // Nothing sampled: what tracing being on costs every request.
   traced0: { OTEL_TRACES_SAMPLER: 'parentbased_always_off' },
 };
-/** The traced servers this run starts: all with BENCH_TRACING=1, else those it names. */
+/** The traced floors' sampling ratio (bench/floor/traced-floor.ts). */
+const FLOOR_SAMPLERS = {
+  floor100: { OTEL_TRACES_SAMPLER_ARG: '1' },
+  floor10: { OTEL_TRACES_SAMPLER_ARG: '0.1' },
+};
+const tracingNames =
+  settings.tracing === '1' ? Object.keys(SAMPLERS) : settings.tracing.split(',').filter(Boolean);
+for (const name of tracingNames) {
+  if (!(name in SAMPLERS) && !(name in FLOOR_SAMPLERS)) {
+    throw new Error(`BENCH_TRACING: no traced server ${name}`);
+  }
+}
+/**
+ * The traced products this run starts, with their samplers: all three with
+ * BENCH_TRACING=1, else those it names.
+ */
 const TRACED = Object.fromEntries(
-  (settings.tracing === '1'
-    ? Object.keys(SAMPLERS)
-    : settings.tracing.split(',').filter(Boolean)
-  ).map((name) => {
-    if (!(name in SAMPLERS)) throw new Error(`BENCH_TRACING: no traced server ${name}`);
-    return [name, SAMPLERS[name]];
-  }),
+  tracingNames.filter((name) => name in SAMPLERS).map((name) => [name, SAMPLERS[name]]),
 );
+/** The traced floors BENCH_TRACING names, with their ratios. */
+const TRACED_FLOORS = Object.fromEntries(
+  tracingNames.filter((name) => name in FLOOR_SAMPLERS).map((name) => [name, FLOOR_SAMPLERS[name]]),
+);
+if (Object.keys(TRACED_FLOORS).length > 0 && !settings.floor) {
+  throw new Error('BENCH_TRACING: a traced floor needs BENCH_FLOOR=1');
+}
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const serverCount = 2 + (settings.floor ? 1 : 0) + Object.keys(TRACED).length;
+const serverCount = 2 + (settings.floor ? 1 : 0) + tracingNames.length;
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
 /** Every server's JIT warm-up, once per operation. */
@@ -229,21 +253,27 @@ async function main() {
   await stopServer(firstStart);
   const product = await startServer('product', productArgs);
   const traced = [];
-  if (Object.keys(TRACED).length > 0) {
-    const endpoint = await startOtlpSink();
-    for (const [name, sampling] of Object.entries(TRACED)) {
-      traced.push(
-        await startServer(name, productArgs, {
-          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-          ...sampling,
-        }),
-      );
-    }
+  const sinkEndpoint = tracingNames.length > 0 ? await startOtlpSink() : undefined;
+  for (const [name, sampling] of Object.entries(TRACED)) {
+    traced.push(
+      await startServer(name, productArgs, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: sinkEndpoint,
+        ...sampling,
+      }),
+    );
   }
   const yardsticks = [await startServer('reference', ['bench/reference/server.mjs'])];
   if (settings.floor) {
     // The floor runs with the product's Node flags: they are a deployment choice, not code.
     yardsticks.push(await startServer('floor', [...nodeFlags, 'dist/bench/floor/floor.js']));
+  }
+  for (const [name, sampling] of Object.entries(TRACED_FLOORS)) {
+    yardsticks.push(
+      await startServer(name, [...nodeFlags, 'dist/bench/floor/traced-floor.js'], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: sinkEndpoint,
+        ...sampling,
+      }),
+    );
   }
   const servers = [product, ...traced, ...yardsticks];
   log(
