@@ -57,6 +57,13 @@ const HOSTILE_TARGETS: Array<[string, string, Record<string, string>]> = [
   ],
 ];
 
+/** Every operation that takes a JSON body. */
+const BODY_ROUTES: Array<[string, string]> = [
+  ['POST', '/plants'],
+  ['PUT', '/plants/1'],
+  ['POST', '/webhooks'],
+];
+
 /** Authorization headers the bearer parsing must take apart in linear time. */
 const HOSTILE_AUTHORIZATIONS: Array<[string, string]> = [
   ['a long bearer token', `Bearer ${'a'.repeat(HEADER_BUDGET)}`],
@@ -135,11 +142,11 @@ function hostileProbes(url: () => string) {
     return { answers: await answers, slowestProbeMs: Math.max(...probesMs) };
   }
 
-  const post =
-    (body: string, headers: Record<string, string> = {}) =>
+  const withBody =
+    (method: string, target: string, body: string, headers: Record<string, string> = {}) =>
     () =>
-      send(`${url()}/plants`, {
-        method: 'POST',
+      send(`${url()}${target}`, {
+        method,
         headers: { 'content-type': 'application/json', ...headers },
         body,
       });
@@ -148,7 +155,7 @@ function hostileProbes(url: () => string) {
     () =>
       send(`${url()}${target}`, { headers });
 
-  return { slowestProbes, probeWhileProcessing, post, get };
+  return { slowestProbes, probeWhileProcessing, withBody, get };
 }
 
 function expectRefusedInErrorShape(answers: Answer[], status?: number) {
@@ -166,7 +173,7 @@ function expectRefusedInErrorShape(answers: Answer[], status?: number) {
 describe('hostile input costs linear time: the service stays responsive (the built service)', () => {
   let started: ServiceOnTestDatabase;
   let token: string;
-  const { slowestProbes, probeWhileProcessing, post, get } = hostileProbes(() => started.url);
+  const { slowestProbes, probeWhileProcessing, withBody, get } = hostileProbes(() => started.url);
 
   beforeAll(async () => {
     started = await startServiceOnTestDatabase();
@@ -181,14 +188,16 @@ describe('hostile input costs linear time: the service stays responsive (the bui
     ['without a token', () => ({})],
     ['with a token', () => ({ authorization: `Bearer ${token}` })],
   ])('%s', (who, credentials) => {
-    it.each(HOSTILE_BODIES)('POST /plants with %s', async (shape, body) => {
-      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
-      const { answers, slowestProbeMs } = await probeWhileProcessing(
-        `${who}: POST ${shape}`,
-        post(body, credentials()),
-      );
-      expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
-      expectRefusedInErrorShape(answers);
+    describe.each(BODY_ROUTES)('%s %s', (method, target) => {
+      it.each(HOSTILE_BODIES)('with %s', async (shape, body) => {
+        expect(Buffer.byteLength(body)).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+        const { answers, slowestProbeMs } = await probeWhileProcessing(
+          `${who}: ${method} ${target} ${shape}`,
+          withBody(method, target, body, credentials()),
+        );
+        expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
+        expectRefusedInErrorShape(answers);
+      });
     });
 
     it.each(HOSTILE_TARGETS)('GET with %s', async (shape, target, headers) => {
