@@ -70,43 +70,40 @@ const COMPARISONS = [
   ['traced100', 'floor100'],
   ['traced10', 'floor10'],
 ];
-/** Each traced server's sampler settings. */
-const SAMPLERS = {
-  traced100: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
-  traced10: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
-  // Nothing sampled: what tracing being on costs every request.
-  traced0: { OTEL_TRACES_SAMPLER: 'parentbased_always_off' },
-};
-/** The traced floors' sampling ratio (bench/floor/traced-floor.ts). */
-const FLOOR_SAMPLERS = {
-  floor100: { OTEL_TRACES_SAMPLER_ARG: '1' },
-  floor10: { OTEL_TRACES_SAMPLER_ARG: '0.1' },
-};
-const tracingNames =
-  settings.tracing === '1' ? Object.keys(SAMPLERS) : settings.tracing.split(',').filter(Boolean);
-for (const name of tracingNames) {
-  if (!(name in SAMPLERS) && !(name in FLOOR_SAMPLERS)) {
-    throw new Error(`BENCH_TRACING: no traced server ${name}`);
-  }
-}
 /**
- * The traced products this run starts, with their samplers: all three with
- * BENCH_TRACING=1, else those it names.
+ * Each traced server: what it traces (the product, or the floor as
+ * bench/floor/traced-floor.ts traces it) and the sampler settings it gets.
  */
-const TRACED = Object.fromEntries(
-  tracingNames.filter((name) => name in SAMPLERS).map((name) => [name, SAMPLERS[name]]),
-);
-/** The traced floors BENCH_TRACING names, with their ratios. */
-const TRACED_FLOORS = Object.fromEntries(
-  tracingNames.filter((name) => name in FLOOR_SAMPLERS).map((name) => [name, FLOOR_SAMPLERS[name]]),
-);
-if (Object.keys(TRACED_FLOORS).length > 0 && !settings.floor) {
+const TRACED_SERVERS = {
+  traced100: { of: 'product', env: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
+  traced10: {
+    of: 'product',
+    env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+  },
+  // Nothing sampled: what tracing being on costs every request.
+  traced0: { of: 'product', env: { OTEL_TRACES_SAMPLER: 'parentbased_always_off' } },
+  floor100: { of: 'floor', env: { OTEL_TRACES_SAMPLER_ARG: '1' } },
+  floor10: { of: 'floor', env: { OTEL_TRACES_SAMPLER_ARG: '0.1' } },
+};
+/**
+ * The traced servers this run starts: the three traced products with BENCH_TRACING=1,
+ * else those it names.
+ */
+const TRACED = (
+  settings.tracing === '1'
+    ? ['traced100', 'traced10', 'traced0']
+    : settings.tracing.split(',').filter(Boolean)
+).map((name) => {
+  if (!(name in TRACED_SERVERS)) throw new Error(`BENCH_TRACING: no traced server ${name}`);
+  return { name, ...TRACED_SERVERS[name] };
+});
+if (TRACED.some(({ of }) => of === 'floor') && !settings.floor) {
   throw new Error('BENCH_TRACING: a traced floor needs BENCH_FLOOR=1');
 }
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const serverCount = 2 + (settings.floor ? 1 : 0) + tracingNames.length;
+const serverCount = 2 + (settings.floor ? 1 : 0) + TRACED.length;
 const scenarioCount = settings.operations.length * settings.connections.length;
 const runSeconds = settings.warmupSeconds + settings.durationSeconds + 5;
 /** Every server's JIT warm-up, once per operation. */
@@ -252,28 +249,27 @@ async function main() {
   const firstStart = await startServer('product', productArgs);
   await stopServer(firstStart);
   const product = await startServer('product', productArgs);
+  const sinkEndpoint = TRACED.length > 0 ? await startOtlpSink() : undefined;
+  const tracedArgs = {
+    product: productArgs,
+    floor: [...nodeFlags, 'dist/bench/floor/traced-floor.js'],
+  };
+  const startTraced = (tracing) =>
+    startServer(tracing.name, tracedArgs[tracing.of], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: sinkEndpoint,
+      ...tracing.env,
+    });
   const traced = [];
-  const sinkEndpoint = tracingNames.length > 0 ? await startOtlpSink() : undefined;
-  for (const [name, sampling] of Object.entries(TRACED)) {
-    traced.push(
-      await startServer(name, productArgs, {
-        OTEL_EXPORTER_OTLP_ENDPOINT: sinkEndpoint,
-        ...sampling,
-      }),
-    );
+  for (const tracing of TRACED.filter(({ of }) => of === 'product')) {
+    traced.push(await startTraced(tracing));
   }
   const yardsticks = [await startServer('reference', ['bench/reference/server.mjs'])];
   if (settings.floor) {
     // The floor runs with the product's Node flags: they are a deployment choice, not code.
     yardsticks.push(await startServer('floor', [...nodeFlags, 'dist/bench/floor/floor.js']));
   }
-  for (const [name, sampling] of Object.entries(TRACED_FLOORS)) {
-    yardsticks.push(
-      await startServer(name, [...nodeFlags, 'dist/bench/floor/traced-floor.js'], {
-        OTEL_EXPORTER_OTLP_ENDPOINT: sinkEndpoint,
-        ...sampling,
-      }),
-    );
+  for (const tracing of TRACED.filter(({ of }) => of === 'floor')) {
+    yardsticks.push(await startTraced(tracing));
   }
   const servers = [product, ...traced, ...yardsticks];
   log(

@@ -197,6 +197,8 @@ describe('hostile input costs linear time: the service stays responsive (the bui
         );
         expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
         expectRefusedInErrorShape(answers);
+        // The operation was found: its body was read, not skipped by a 404.
+        for (const { status } of answers) expect(status).not.toBe(404);
       });
     });
 
