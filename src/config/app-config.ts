@@ -37,6 +37,8 @@ const DATABASE_POOL_SIZE_RANGE = [4, 100] as const;
 /** Under 100 ms a healthy but busy database would look down; over a minute a stuck one would hang requests. */
 const DATABASE_CONNECT_TIMEOUT_RANGE_MS = [100, 60_000] as const;
 const DATABASE_STATEMENT_TIMEOUT_RANGE_MS = [100, 300_000] as const;
+/** Under 100 ms a migration would give up behind any write; over a minute, traffic queued behind its wait would time out. */
+const MIGRATION_LOCK_TIMEOUT_RANGE_MS = [100, 60_000] as const;
 const SHUTDOWN_DELAY_RANGE_MS = [0, 15_000] as const;
 /** Long enough for a receiver across the world; short enough that a stuck one costs little. */
 const WEBHOOK_TIMEOUT_RANGE_MS = [100, 30_000] as const;
@@ -172,6 +174,14 @@ class EnvironmentVariables {
   @IsIn(['true', 'false'], { message: 'MIGRATIONS_AT_START must be true or false' })
   MIGRATIONS_AT_START = 'true';
 
+  /**
+   * While a migration waits for a table's lock, the requests behind it wait too: 5 s
+   * stays within the clients' statement time-out, and a migration giving up is rerun.
+   */
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...MIGRATION_LOCK_TIMEOUT_RANGE_MS)
+  MIGRATION_LOCK_TIMEOUT_MS = 5_000;
+
   @IsOptional()
   @Matches(/^rediss?:\/\/[^\s]*$/, {
     message: 'REDIS_URL must be a redis:// or rediss:// URL, like redis://127.0.0.1:6379/0',
@@ -299,6 +309,8 @@ export class AppConfig {
   readonly databaseStatementTimeoutMs: number;
   /** false: the deployment applies migrations as a job (`npm run migration:run`). */
   readonly migrationsAtStart: boolean;
+  /** The longest a migration waits for a lock (`lock_timeout`) before it fails, undone. */
+  readonly migrationLockTimeoutMs: number;
   /** Unset: each process counts the rate limit in its own memory. */
   readonly redisUrl: string | undefined;
   /** How long a request waits for Redis's count before it counts in memory instead. */
@@ -339,6 +351,7 @@ export class AppConfig {
     this.databaseConnectTimeoutMs = env.DATABASE_CONNECT_TIMEOUT_MS;
     this.databaseStatementTimeoutMs = env.DATABASE_STATEMENT_TIMEOUT_MS;
     this.migrationsAtStart = env.MIGRATIONS_AT_START === 'true';
+    this.migrationLockTimeoutMs = env.MIGRATION_LOCK_TIMEOUT_MS;
     this.shutdownDelayMs = env.SHUTDOWN_DELAY_MS;
     this.redisUrl = env.REDIS_URL;
     this.redisCommandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS;

@@ -62,6 +62,11 @@ export function isDataException(error: unknown): boolean {
   return sqlStateOf(error)?.startsWith('22') === true;
 }
 
+/** lock_not_available (55P03): `lock_timeout` passed while the statement waited for a lock. */
+export function isLockNotAvailable(error: unknown): boolean {
+  return sqlStateOf(error) === '55P03';
+}
+
 /** unique_violation (23505): a row with the same unique key exists. */
 export function isUniqueViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23505';

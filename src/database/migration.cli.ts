@@ -1,10 +1,9 @@
 import 'reflect-metadata';
-import { DataSource } from 'typeorm';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 import { DatabaseServer } from './database-server.js';
-import { runPendingMigrations } from './migrations.js';
+import { revertLastMigration, runPendingMigrations } from './migrations.js';
 
 /**
  * `npm run migration:run` / `migration:revert`: the service runs pending migrations at
@@ -16,18 +15,16 @@ async function main(command: string | undefined): Promise<void> {
   }
   const config = AppConfig.fromEnvironment();
   const server = await DatabaseServer.connect(config);
-  const dataSource = new DataSource(dataSourceOptions(server.url, config, APP_SCHEMA));
+  const service = dataSourceOptions(server.url, config, APP_SCHEMA);
   try {
-    await dataSource.initialize();
     if (command === 'run') {
-      const applied = await runPendingMigrations(dataSource, config.databaseDirectUrl);
+      const applied = await runPendingMigrations(service, config);
       process.stderr.write(`applied ${applied.length} migration(s)\n`);
     } else {
-      await dataSource.undoLastMigration();
-      process.stderr.write('reverted the last migration\n');
+      const reverted = await revertLastMigration(service, config);
+      process.stderr.write(reverted ? `reverted ${reverted}\n` : 'no migration to revert\n');
     }
   } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
     await server.onApplicationShutdown();
   }
 }

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app-config.js';
 import { APP_SCHEMA } from '../../src/app.schema.js';
 import { dataSourceOptions } from '../../src/database/data-source.js';
-import { runPendingMigrations } from '../../src/database/migrations.js';
+import { revertLastMigration, runPendingMigrations } from '../../src/database/migrations.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 describe('migrations', () => {
@@ -27,12 +27,20 @@ describe('migrations', () => {
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
   });
 
-  it('revert completely and apply again', async () => {
-    for (const _ of APP_SCHEMA.migrations) await dataSource.undoLastMigration();
+  it('revert completely, the last first, and apply again', async () => {
+    const config = AppConfig.fromEnvironment({});
+    const reverted = [];
+    for (const _ of APP_SCHEMA.migrations) {
+      reverted.push(await revertLastMigration(dataSource.options, config));
+    }
+    expect(reverted).toEqual(APP_SCHEMA.migrations.map(({ name }) => name).reverse());
+    expect(await revertLastMigration(dataSource.options, config)).toBeUndefined();
     expect(await database.query("SELECT to_regclass('plants') AS plants")).toEqual([
       { plants: null },
     ]);
-    expect(await dataSource.runMigrations()).toHaveLength(APP_SCHEMA.migrations.length);
+    expect(await runPendingMigrations(dataSource.options, config)).toHaveLength(
+      APP_SCHEMA.migrations.length,
+    );
   });
 });
 
@@ -55,7 +63,9 @@ describe('migrations run by several processes at once', () => {
 
   it('apply each migration once, one runner at a time, and every runner succeeds', async () => {
     const applied = await Promise.all(
-      dataSources.map((dataSource) => runPendingMigrations(dataSource, undefined)),
+      dataSources.map((dataSource) =>
+        runPendingMigrations(dataSource.options, AppConfig.fromEnvironment({})),
+      ),
     );
     expect(applied.flat().map(({ name }) => name)).toEqual(
       APP_SCHEMA.migrations.map(({ name }) => name),
