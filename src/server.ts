@@ -7,6 +7,7 @@ import { AppModule } from './app.module.js';
 import { initApp } from './app.setup.js';
 import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
+import { buildInfo } from './config/build-info.js';
 import { refuseStart } from './config/refuse-start.js';
 import type { StartedTracing } from './common/tracing/open-telemetry.js';
 import { closeOnSignals } from './shutdown/shutdown-signals.js';
@@ -37,5 +38,6 @@ export async function startServer(tracing: StartedTracing | undefined): Promise<
   await initApp(app);
   closeOnSignals(app);
   await app.listen({ port: config.port, host: config.host });
-  new Logger('Http').log(`listening on ${listeningUrl(app)}`);
+  const { version, revision } = buildInfo();
+  new Logger('Http').log(`plant-store ${version} (${revision}) listening on ${listeningUrl(app)}`);
 }

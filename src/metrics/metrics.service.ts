@@ -17,6 +17,7 @@ import {
 import type { DataSource } from 'typeorm';
 import { observeRequests, recordedStatus, routePattern } from '../common/http/request-observer.js';
 import { tracing } from '../common/tracing/tracing.js';
+import { buildInfo } from '../config/build-info.js';
 import { postgresPool } from '../database/postgres-pool.js';
 
 export type AuthFailureReason = 'missing' | 'invalid';
@@ -88,6 +89,13 @@ export class MetricsService implements OnModuleInit {
     @InjectDataSource() dataSource: DataSource,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    // Joined on its labels, it tells which release each scraped replica runs.
+    new Gauge({
+      name: 'plant_store_build_info',
+      help: 'Always 1: the version and git revision this process runs, in its labels',
+      labelNames: ['version', 'revision'],
+      registers: [this.registry],
+    }).set(buildInfo(), 1);
     const pool = postgresPool(dataSource);
     const poolGauge = (name: string, help: string, read: (pool: Pool) => number) =>
       new Gauge({

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECKOUT_REVISION, PACKAGE_VERSION } from '../support/release.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('health', () => {
@@ -22,17 +23,21 @@ describe('health', () => {
       payload: JSON.stringify({ id, name: 'Aloe' }),
     });
 
-  it('GET /health/live answers 200 without a token', async () => {
+  /** Which release answers (build-info.e2e-spec.ts: a revision set as the image sets it). */
+  const release = { version: PACKAGE_VERSION, revision: expect.stringMatching(CHECKOUT_REVISION) };
+
+  it('GET /health/live answers 200 without a token, naming the release', async () => {
     const response = await api.request({ method: 'GET', url: '/health/live' });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: 'ok' });
+    expect(response.json()).toEqual({ status: 'ok', ...release });
   });
 
-  it('GET /health/ready answers 200 without a token while the database answers', async () => {
+  it('GET /health/ready answers 200 without a token while the database answers, naming the release', async () => {
     const response = await api.request({ method: 'GET', url: '/health/ready' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({
       status: 'ok',
+      ...release,
       details: { database: { status: 'up' } },
     });
   });

@@ -173,7 +173,9 @@ describe('structured logs (the built service)', () => {
     // Without its colours, as a person reads it.
     const text = () => stripVTControlCharacters(shown);
     try {
-      await expect.poll(text, { timeout: 20_000 }).toMatch(/INFO: \[Http\] listening on http/);
+      await expect
+        .poll(text, { timeout: 20_000 })
+        .toMatch(/INFO: \[Http\] plant-store \S+ \(\S+\) listening on http/);
       await send(`http://127.0.0.1:${port}/health/live`, {
         headers: { 'x-request-id': 'log-in-terminal' },
       });

@@ -7,6 +7,7 @@ import {
   PROMETHEUS_ACCEPT,
   PROMETHEUS_TEXT,
 } from '../support/metrics-text.js';
+import { CHECKOUT_REVISION, PACKAGE_VERSION } from '../support/release.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('GET /metrics', () => {
@@ -95,6 +96,14 @@ describe('GET /metrics', () => {
     expect(Number(sample('process_cpu_user_seconds_total'))).toBeGreaterThan(0);
     expect(Number(sample('process_resident_memory_bytes'))).toBeGreaterThan(0);
     expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds /m);
+  });
+
+  it('names the release it runs: plant_store_build_info, always 1', () => {
+    expect(metrics).toContain('# TYPE plant_store_build_info gauge');
+    const [, version, revision] =
+      /^plant_store_build_info\{version="([^"]*)",revision="([^"]*)"\} 1$/m.exec(metrics) ?? [];
+    expect(version).toBe(PACKAGE_VERSION);
+    expect(revision).toMatch(CHECKOUT_REVISION);
   });
 
   it('has no tracing metric without tracing', () => {

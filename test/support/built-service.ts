@@ -166,7 +166,7 @@ export class ServiceProcess {
    * port accepts connections (above LOG_LEVEL info there is no such line).
    */
   private async listeningUrl(): Promise<string | undefined> {
-    const match = /"listening on (http:\/\/[^"]+)"/.exec(this.stdout);
+    const match = / listening on (http:\/\/[^"]+)"/.exec(this.stdout);
     if (match) return match[1].replace(/localhost|0\.0\.0\.0|\[::\]/, '127.0.0.1');
     if (this.chosenPort !== 0 && (await acceptsConnections(this.chosenPort)))
       return `http://127.0.0.1:${this.chosenPort}`;

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildInfo, readBuildInfo } from '../../src/config/build-info.js';
+import { PACKAGE_VERSION } from '../support/release.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'build-info-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -71,8 +72,7 @@ describe('build info', () => {
   });
 
   it("is this repository's version for the running service", () => {
-    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
-    expect(buildInfo().version).toBe(version);
+    expect(buildInfo().version).toBe(PACKAGE_VERSION);
     expect(buildInfo()).toBe(buildInfo());
   });
 });

@@ -419,6 +419,16 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
+                        /**
+                         * @description The semantic version it runs
+                         * @example 1.0.0
+                         */
+                        version: string;
+                        /**
+                         * @description The git commit it was built from, or `unknown`
+                         * @example 9f4213a0c5d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5
+                         */
+                        revision: string;
                     };
                 };
             };
@@ -442,6 +452,16 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok" | "shutting_down";
+                        /**
+                         * @description The semantic version it runs
+                         * @example 1.0.0
+                         */
+                        version: string;
+                        /**
+                         * @description The git commit it was built from, or `unknown`
+                         * @example 9f4213a0c5d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5
+                         */
+                        revision: string;
                         info?: Record<string, never>;
                         error?: Record<string, never>;
                         details?: Record<string, never>;
