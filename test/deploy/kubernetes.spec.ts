@@ -9,7 +9,7 @@ import { OTEL_VARIABLES } from '../support/otel-variables.js';
 interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string };
+  metadata: { name: string; labels?: Record<string, string> };
   spec?: Record<string, any>;
   data?: Record<string, string>;
   stringData?: Record<string, string>;
@@ -82,6 +82,35 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
         DRAIN_SECONDS +
         SPAN_FLUSH_SECONDS,
     );
+  });
+
+  it('rolls out without a ready pod less: each new pod ready, for longer than readiness takes to fail, before an old one stops', () => {
+    const { spec } = find('Deployment');
+    expect(spec!.strategy.type).toBe('RollingUpdate');
+    expect(spec!.strategy.rollingUpdate.maxUnavailable).toBe(0);
+    expect(spec!.strategy.rollingUpdate.maxSurge).toBeGreaterThanOrEqual(1);
+    const [api] = spec!.template.spec.containers;
+    const readinessFailsWithinSeconds =
+      api.readinessProbe.periodSeconds * api.readinessProbe.failureThreshold;
+    expect(spec!.minReadySeconds).toBeGreaterThanOrEqual(readinessFailsWithinSeconds);
+    // A stopping pod serves on while its endpoint is removed everywhere.
+    const shutdownDelaySeconds = Number(find('ConfigMap').data!.SHUTDOWN_DELAY_MS) / 1000;
+    expect(api.lifecycle.preStop.sleep.seconds + shutdownDelaySeconds).toBeGreaterThanOrEqual(
+      readinessFailsWithinSeconds,
+    );
+  });
+
+  it('leaves the migrations to the Job, which applies alone (by its label) before the image changes', () => {
+    const [api] = find('Deployment').spec!.template.spec.containers;
+    expect(api.envFrom).toContainEqual({ configMapRef: { name: find('ConfigMap').metadata.name } });
+    expect(find('ConfigMap').data!.MIGRATIONS_AT_START).toBe('false');
+    expect(api.env ?? []).not.toContainEqual(
+      expect.objectContaining({ name: 'MIGRATIONS_AT_START' }),
+    );
+    const migrationOnly = manifests.filter(
+      ({ metadata }) => metadata.labels?.['app.kubernetes.io/component'] === 'migration',
+    );
+    expect(migrationOnly.map(({ kind }) => kind)).toEqual(['Job']);
   });
 
   it('sets only variables the service reads: its own, and the OpenTelemetry ones it honours', () => {
