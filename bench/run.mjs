@@ -239,8 +239,8 @@ async function main() {
     `--cpu-prof-dir=${join(resultsDir, 'profiles')}`,
     '--import=./bench/exit-on-sigterm.mjs',
   ];
-  // The service as production runs it: `npm run start:prod` is `node <flags> <entry point>`.
-  const [, ...startArgs] = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts[
+  // The service as production runs it: `npm run start:prod` is `exec node <flags> <entry point>`.
+  const [, , ...startArgs] = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts[
     'start:prod'
   ].split(' ');
   const nodeFlags = startArgs.slice(0, -1);

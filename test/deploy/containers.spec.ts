@@ -214,7 +214,8 @@ describe('Dockerfile', () => {
     const command: string[] = JSON.parse(instruction('CMD').at(-1)!.args);
     expect(command[0]).toBe('node');
     expect(command.at(-1)).toBe(`dist/${nestCli.entryFile}.js`);
-    expect(packageJson.scripts['start:prod']).toBe(command.join(' '));
+    // npm runs a script through sh: `exec` makes sh the service, so that npm's signals reach it.
+    expect(packageJson.scripts['start:prod']).toBe(['exec', ...command].join(' '));
   });
 
   it('exposes the default port and checks readiness', () => {

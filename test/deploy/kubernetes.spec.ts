@@ -63,7 +63,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
 
   it('runs the API with start:prod and the migrations with migration:run', () => {
     const [api] = find('Deployment').spec!.template.spec.containers;
-    expect(api.command.join(' ')).toBe(scripts['start:prod']);
+    expect(['exec', ...api.command].join(' ')).toBe(scripts['start:prod']);
     const [migrate] = find('Job').spec!.template.spec.containers;
     expect(migrate.command.join(' ')).toBe(scripts['migration:run']);
     expect(migrate.image).toBe(api.image);

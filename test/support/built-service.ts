@@ -1,29 +1,26 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { type Agent, request as httpRequest } from 'node:http';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { isStale, SERVICE_BUILD } from '../../scripts/build-if-stale.mjs';
 import { loginEnvironment } from './login-environment.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = join(ROOT, 'dist/src/main.js');
+const ENTRY = join(ROOT, SERVICE_BUILD.output);
 const TOKEN_CLI = join(ROOT, 'dist/src/auth/cli/token.cli.js');
 const MIGRATION_CLI = join(ROOT, 'dist/src/database/migration.cli.js');
 export const OPENAPI_CLI = join(ROOT, 'dist/src/openapi/openapi-document.cli.js');
 
 /** What is built before the tests, each from its sources, by an npm command. */
 const BUILDS = [
-  {
-    output: ENTRY,
-    sources: ['src', 'migrations', 'tsconfig.json', 'nest-cli.json', 'package-lock.json'],
-    npmArgs: ['run', '--silent', 'build'],
-  },
+  SERVICE_BUILD,
   {
     // The typed client, which the tests import from its workspace package as a consumer does.
-    output: join(ROOT, 'packages/client/dist/index.js'),
+    output: 'packages/client/dist/index.js',
     sources: ['packages/client/src', 'packages/client/tsconfig.json', 'package-lock.json'],
     npmArgs: ['run', '--silent', 'build', '--workspace=@plant-store/client'],
   },
@@ -32,21 +29,10 @@ const STARTUP_LIMIT_MS = 60_000;
 /** util-linux `script`, which runs a command on a pseudo-terminal; null where it is missing. */
 export const TERMINAL = ['/usr/bin/script', '/bin/script'].find(existsSync) ?? null;
 
-function newestChange(path: string): number {
-  const stats = statSync(path);
-  if (!stats.isDirectory()) return stats.mtimeMs;
-  return Math.max(
-    stats.mtimeMs,
-    ...readdirSync(path).map((entry) => newestChange(join(path, entry))),
-  );
-}
-
 /** Builds the service and the client, each unless its output is newer than its sources. */
 export async function buildIfStale(): Promise<void> {
-  for (const { output, sources, npmArgs } of BUILDS) {
-    const built = existsSync(output) ? statSync(output).mtimeMs : 0;
-    if (sources.every((source) => newestChange(join(ROOT, source)) < built)) continue;
-    await promisify(execFile)('npm', npmArgs, { cwd: ROOT });
+  for (const build of BUILDS) {
+    if (isStale(build)) await promisify(execFile)('npm', build.npmArgs, { cwd: ROOT });
   }
 }
 
@@ -70,14 +56,19 @@ export interface ServiceOptions {
   productionFlags?: boolean;
   /** Node.js flags before the entry point (after the production ones), e.g. an `--import`. */
   nodeFlags?: string[];
+  /**
+   * Runs `npm <npmArgs>` instead (e.g. `['start']`), as a user types it; the process
+   * signalled and awaited is then npm's.
+   */
+  npmArgs?: string[];
 }
 
-/** The flags in `npm run start:prod`, which is `node <flags> dist/src/main.js`. */
+/** The flags in `npm run start:prod`, which is `exec node <flags> dist/src/main.js`. */
 function productionFlags(): string[] {
   const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  return packageJson.scripts['start:prod'].split(' ').slice(1, -1);
+  return packageJson.scripts['start:prod'].split(' ').slice(2, -1);
 }
 
 /** `node dist/src/main.js` as an operator runs it. */
@@ -101,7 +92,10 @@ export class ServiceProcess {
       ...(options.productionFlags ? productionFlags() : []),
       ...(options.nodeFlags ?? []),
     ];
-    this.child = spawn(process.execPath, [...flags, ENTRY], {
+    const [command, args] = options.npmArgs
+      ? ['npm', options.npmArgs]
+      : [process.execPath, [...flags, ENTRY]];
+    this.child = spawn(command, args, {
       cwd: ROOT,
       env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -134,11 +128,11 @@ export class ServiceProcess {
     return { stdout: this.stdout, stderr: this.stderr };
   }
 
-  /** The JSON log lines written to stdout so far. */
+  /** The JSON log lines written to stdout so far (not npm's banner, under `npmArgs`). */
   logLines(): Array<Record<string, unknown>> {
     return this.stdout
       .split('\n')
-      .filter((line) => line.trim() !== '')
+      .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   }
 
@@ -177,11 +171,14 @@ export class ServiceProcess {
     this.child.kill(signal);
   }
 
-  /** kill -9 of the service's whole process group (it must have been started in its own). */
-  killProcessGroup(): void {
+  /**
+   * kill -9 (or `signal`, as a terminal's Ctrl-C sends SIGINT) of the service's whole
+   * process group (it must have been started in its own).
+   */
+  killProcessGroup(signal: NodeJS.Signals = 'SIGKILL'): void {
     if (!this.options.ownProcessGroup)
       throw new Error('the service has no process group of its own');
-    process.kill(-this.child.pid!, 'SIGKILL');
+    process.kill(-this.child.pid!, signal);
   }
 
   /** Ends the service if it is still running (SIGKILL), for test clean-up. */
@@ -283,6 +280,23 @@ export function send(
     if (options.onWritten) request.on('finish', options.onWritten);
     request.end(options.body);
   });
+}
+
+/** A create on a connection of its own: when its bytes are written, and how it ends. */
+export function createOnNewConnection(
+  url: string,
+  token: string,
+  id: number,
+): { sent: Promise<void>; answer: Promise<Answer | Error> } {
+  let written!: () => void;
+  const sent = new Promise<void>((resolve) => (written = resolve));
+  const answer: Promise<Answer | Error> = send(`${url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id, name: `plant ${id}` }),
+    onWritten: written,
+  }).catch((error: Error) => error);
+  return { sent, answer };
 }
 
 export interface CliResult {
