@@ -22,6 +22,18 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# The release, late so that a new revision rebuilds no layer above. VERSION is
+# package.json's (a test keeps them equal); REVISION, the commit built
+# (`--build-arg REVISION=$(git rev-parse HEAD)`), is what the service reports, having no
+# .git here (docs/operations.md#releases).
+ARG VERSION=1.0.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="plant-store" \
+      org.opencontainers.image.description="Plant Store: the OpenAPI Plant Store sample as a production NestJS service" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="MIT"
+ENV PLANT_STORE_REVISION=${REVISION}
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

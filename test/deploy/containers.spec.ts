@@ -4,11 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { tracingRequested } from '../../src/common/tracing/tracing-switch.js';
 import { CONFIG_VARIABLES } from '../../src/config/app-config.js';
+import { REVISION_VARIABLE } from '../../src/config/build-info.js';
 import { OTEL_VARIABLES } from '../support/otel-variables.js';
 
 interface ComposeService {
   image?: string;
-  build?: string;
+  build?: string | { context: string; args?: Record<string, string> };
   command?: string[];
   environment?: Record<string, string | number>;
   ports?: string[];
@@ -26,6 +27,9 @@ const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as {
 const { db, pgbouncer, redis, migrate, api, balancer, jaeger } = compose.services;
 const nestCli = JSON.parse(readFileSync('nest-cli.json', 'utf8')) as { entryFile: string };
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  name: string;
+  version: string;
+  license: string;
   scripts: Record<string, string>;
   engines: { node: string };
   optionalDependencies: Record<string, string>;
@@ -76,7 +80,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs the migrations with the command npm run migration:run uses', () => {
-    expect(migrate.build).toBe('.');
+    expect(migrate.build).toMatchObject({ context: '.' });
     expect(`node ${migrate.command!.slice(1).join(' ')}`).toBe(
       packageJson.scripts['migration:run'],
     );
@@ -225,8 +229,32 @@ describe('Dockerfile', () => {
       .map((i) => i.args)
       .join(' ');
     for (const name of env.match(/\b[A-Z_]+(?==)/g)!.filter((n) => n !== 'NODE_ENV')) {
-      expect(CONFIG_VARIABLES).toContain(name);
+      expect([...CONFIG_VARIABLES, REVISION_VARIABLE]).toContain(name);
     }
+  });
+
+  it('labels the image with its release (OCI) and gives the service its revision', () => {
+    const args = Object.fromEntries(instruction('ARG').map((i) => i.args.split('=')));
+    // The release package.json names; the revision comes at build time, as compose gives it.
+    expect(args).toEqual({ VERSION: packageJson.version, REVISION: 'unknown' });
+    expect(migrate.build).toEqual({
+      context: '.',
+      args: { REVISION: `\${${REVISION_VARIABLE}:-unknown}` },
+    });
+    const labels = instruction('LABEL')
+      .map((i) => i.args)
+      .join(' ');
+    expect(
+      Object.fromEntries(
+        [...labels.matchAll(/(\S+)="([^"]*)"/g)].map(([, name, value]) => [name, value]),
+      ),
+    ).toMatchObject({
+      'org.opencontainers.image.title': packageJson.name,
+      'org.opencontainers.image.version': '${VERSION}',
+      'org.opencontainers.image.revision': '${REVISION}',
+      'org.opencontainers.image.licenses': packageJson.license,
+    });
+    expect(instruction('ENV').map((i) => i.args)).toContain(`${REVISION_VARIABLE}=\${REVISION}`);
   });
 });
 
