@@ -5,6 +5,7 @@ import { parseAllDocuments } from 'yaml';
 import { tracingRequested } from '../../src/common/tracing/tracing-switch.js';
 import { CONFIG_VARIABLES } from '../../src/config/app-config.js';
 import { OTEL_VARIABLES } from '../support/otel-variables.js';
+import { PACKAGE_VERSION } from '../support/release.js';
 
 interface Manifest {
   apiVersion: string;
@@ -111,6 +112,13 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
       ({ metadata }) => metadata.labels?.['app.kubernetes.io/component'] === 'migration',
     );
     expect(migrationOnly.map(({ kind }) => kind)).toEqual(['Job']);
+  });
+
+  it("runs package.json's release: the API and the migration Job on one image, tagged with its version", () => {
+    const images = ['Deployment', 'Job'].map(
+      (kind) => find(kind).spec!.template.spec.containers[0].image,
+    );
+    expect(images).toEqual([`plant-store:${PACKAGE_VERSION}`, `plant-store:${PACKAGE_VERSION}`]);
   });
 
   it('sets only variables the service reads: its own, and the OpenTelemetry ones it honours', () => {
