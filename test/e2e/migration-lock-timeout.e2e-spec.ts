@@ -24,6 +24,19 @@ class AddPlantsColour1799000000000 implements MigrationInterface {
   }
 }
 
+/** Reads the settings of the session that runs it. */
+class ReadSessionSettings1799000000001 implements MigrationInterface {
+  static seen: unknown;
+  async up(queryRunner: QueryRunner): Promise<void> {
+    [ReadSessionSettings1799000000001.seen] = await queryRunner.query(
+      `SELECT current_setting('lock_timeout') AS lock_timeout,
+              current_setting('statement_timeout') AS statement_timeout,
+              current_setting('application_name') AS application_name`,
+    );
+  }
+  async down(): Promise<void> {}
+}
+
 const [createPlants, indexPlantsByTag] = APP_SCHEMA.migrations;
 
 describe('a migration behind a lock on plants (MIGRATION_LOCK_TIMEOUT_MS)', () => {
@@ -48,6 +61,15 @@ describe('a migration behind a lock on plants (MIGRATION_LOCK_TIMEOUT_MS)', () =
   afterEach(async () => {
     await blocker.end();
     await database.drop();
+  });
+
+  it("runs with the lock time-out and without the service's statement time-out", async () => {
+    await migrate([createPlants, ReadSessionSettings1799000000001]);
+    expect(ReadSessionSettings1799000000001.seen).toEqual({
+      lock_timeout: `${LOCK_TIMEOUT_MS}ms`,
+      statement_timeout: '0',
+      application_name: 'plant-store migrations',
+    });
   });
 
   it('gives up after the lock time-out, rolled back, while traffic behind it waits no longer; then applies once the lock is gone', async () => {
