@@ -86,21 +86,23 @@ async function squawk(files) {
 export async function lintMigrations(migrationClasses, { sessionSettings, exceptions }) {
   const directory = await mkdtemp(join(tmpdir(), 'plant-store-migrations-'));
   try {
+    /** By file name: the migration and direction it holds, and its lines. */
     const files = new Map();
     for (const MigrationClass of migrationClasses) {
       const migration = new MigrationClass();
       const name = migration.name ?? MigrationClass.name;
       for (const direction of ['up', 'down']) {
-        const file = join(directory, `${name}.${direction}.sql`);
-        await writeFile(file, await sqlFile(migration, name, direction, sessionSettings));
-        files.set(basename(file), { migration: name, direction });
+        const file = `${name}.${direction}.sql`;
+        const sql = await sqlFile(migration, name, direction, sessionSettings);
+        await writeFile(join(directory, file), sql);
+        files.set(file, { migration: name, direction, lines: sql.split('\n') });
       }
     }
     const findings = await squawk([...files.keys()].map((file) => join(directory, file)));
     const used = new Set();
     const problems = [];
     for (const finding of findings) {
-      const { migration, direction } = files.get(basename(finding.file));
+      const { migration, direction, lines } = files.get(basename(finding.file));
       if (direction === 'down' && ALLOWED_IN_DOWN.has(finding.rule_name)) continue;
       const exception = exceptions.find(
         (entry) =>
@@ -112,11 +114,10 @@ export async function lintMigrations(migrationClasses, { sessionSettings, except
         used.add(exception);
         continue;
       }
-      const text = readFileSync(join(directory, basename(finding.file)), 'utf8').split('\n');
       problems.push(
         `${migration} ${direction}: ${finding.rule_name}: ${finding.message}` +
           (finding.help ? ` (${finding.help})` : '') +
-          `\n    ${text[finding.line]?.trim()}`,
+          `\n    ${lines[finding.line]?.trim()}`,
       );
     }
     const stale = exceptions
