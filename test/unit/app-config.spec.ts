@@ -18,6 +18,7 @@ describe('AppConfig.fromEnvironment', () => {
       databaseConnectTimeoutMs: 3000,
       databaseStatementTimeoutMs: 5000,
       migrationsAtStart: true,
+      migrationLockTimeoutMs: 5000,
       shutdownDelayMs: 0,
       redisCommandTimeoutMs: 100,
       webhookAllowedHosts: [],
@@ -47,6 +48,7 @@ describe('AppConfig.fromEnvironment', () => {
       DATABASE_CONNECT_TIMEOUT_MS: '1500',
       DATABASE_STATEMENT_TIMEOUT_MS: '30000',
       MIGRATIONS_AT_START: 'false',
+      MIGRATION_LOCK_TIMEOUT_MS: '2000',
       SHUTDOWN_DELAY_MS: '5000',
       REDIS_COMMAND_TIMEOUT_MS: '250',
       WEBHOOK_ALLOWED_HOSTS: 'localhost, 127.0.0.1,::1,hooks.internal',
@@ -74,6 +76,7 @@ describe('AppConfig.fromEnvironment', () => {
       databaseConnectTimeoutMs: 1500,
       databaseStatementTimeoutMs: 30000,
       migrationsAtStart: false,
+      migrationLockTimeoutMs: 2000,
       shutdownDelayMs: 5000,
       redisCommandTimeoutMs: 250,
       webhookAllowedHosts: ['localhost', '127.0.0.1', '::1', 'hooks.internal'],
@@ -168,6 +171,10 @@ describe('AppConfig.fromEnvironment', () => {
     ...['0', '300001', '5s'].map((ms) => [
       { DATABASE_STATEMENT_TIMEOUT_MS: ms },
       `Invalid configuration: DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 300000 (got "${ms}")`,
+    ]),
+    ...['99', '60001', '5s'].map((ms) => [
+      { MIGRATION_LOCK_TIMEOUT_MS: ms },
+      `Invalid configuration: MIGRATION_LOCK_TIMEOUT_MS must be an integer from 100 to 60000 (got "${ms}")`,
     ]),
     ...['9', '5001', '0.1s'].map((ms) => [
       { REDIS_COMMAND_TIMEOUT_MS: ms },
