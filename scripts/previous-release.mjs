@@ -40,7 +40,14 @@ export function previousRelease(env = process.env) {
   if (tag) {
     return { ref: tag, commit: commitOf(tag), reason: `the newest release tag before v${version}` };
   }
-  const newestMigration = git(['log', '--diff-filter=A', '-1', '--format=%H', '--', 'migrations/']);
+  const newestMigration = git([
+    'log',
+    '--diff-filter=A',
+    '-1',
+    '--format=%H',
+    '--',
+    'migrations/*.ts',
+  ]);
   if (!newestMigration) throw new Error('no release tag, and no migration in the git history');
   const ref = `${newestMigration}^`;
   return {
