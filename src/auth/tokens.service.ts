@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { isUniqueViolation } from '../database/database-errors.js';
+import { retryRefused } from '../database/retry-refused.js';
 import { ApiToken } from './entities/api-token.entity.js';
 import type { Principal } from './principal.js';
 import { GrantableScopes, type Scope } from './scopes.js';
@@ -81,10 +82,12 @@ export class TokensService {
       expiresAt: expiresInMs === undefined ? null : new Date(Date.now() + expiresInMs),
     });
     try {
-      const saved = await this.tokens.manager.transaction(async (manager) => {
-        if (replace) await this.revokeWith(manager, name);
-        return manager.save(token);
-      });
+      const saved = await retryRefused(() =>
+        this.tokens.manager.transaction(async (manager) => {
+          if (replace) await this.revokeWith(manager, name);
+          return manager.save(token);
+        }),
+      );
       return { secret, token: saved };
     } catch (error) {
       if (isUniqueViolation(error)) {

@@ -9,9 +9,23 @@ export class DatabaseUnavailableError extends Error {
  * SQLSTATE classes and codes that mean "the database cannot serve us now", not "this
  * statement is wrong": connection exceptions (08), authorization (28), insufficient
  * resources (53: too many connections, disk full), operator intervention (57: shutdown,
- * statement_timeout), and a database refusing connections (55000 on connect).
+ * statement_timeout), a database refusing connections (55000 on connect), a server that
+ * takes no writes (25006: a standby, or a primary demoted or set read-only), a
+ * transaction that lost a race (40001 serialization failure, 40P01 deadlock) and a lock
+ * not had within `lock_timeout` (55P03).
  */
-const UNAVAILABLE_SQLSTATE = /^(08|28|53|57)[0-9A-Z]{3}$|^55000$/;
+const UNAVAILABLE_SQLSTATE = /^(08|28|53|57)[0-9A-Z]{3}$|^(55000|25006|40001|40P01|55P03)$/;
+
+/** read_only_sql_transaction: the server, or this session, takes no writes now. */
+export const READ_ONLY_SQLSTATE = '25006';
+
+/**
+ * Refusals that leave nothing done, so the same statement or transaction may simply run
+ * again: a server that takes no writes (the next connection may reach one that does), a
+ * serialization failure and a deadlock (the other transaction has moved on). A lost
+ * connection is not among them: a commit may have happened unseen.
+ */
+const RETRYABLE_SQLSTATE = new Set([READ_ONLY_SQLSTATE, '40001', '40P01']);
 
 /** Socket-level failures reaching the server. */
 const UNAVAILABLE_NODE_CODES = new Set([
@@ -60,6 +74,12 @@ function sqlStateOf(error: unknown): string | undefined {
  */
 export function isDataException(error: unknown): boolean {
   return sqlStateOf(error)?.startsWith('22') === true;
+}
+
+/** The statement or transaction failed without effect, and may run again as it was. */
+export function isRetryableRefusal(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  return code !== undefined && RETRYABLE_SQLSTATE.has(code);
 }
 
 /** lock_not_available (55P03): `lock_timeout` passed while the statement waited for a lock. */

@@ -9,6 +9,7 @@ import { databaseAnswerLimitMs } from '../database/data-source.js';
 import { poolerSafe, type Statement } from '../database/pooler-safe-statement.js';
 import { isDataException } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
+import { retryRefused } from '../database/retry-refused.js';
 import { CreatedPlantsOutbox } from './created-plants-outbox.js';
 import { Plant } from './entities/plant.entity.js';
 
@@ -195,19 +196,21 @@ export class PlantsRepository implements OnApplicationBootstrap {
         traced.map(({ traceContext }) => traceContext),
       );
     }
-    const { rows } = await this.pool.query<{ id: string }>({
-      ...this.insertBatchStatement,
-      values,
-    });
+    // One statement, which a refusal leaves undone: safe to send again.
+    const { rows } = await retryRefused(() =>
+      this.pool.query<{ id: string }>({ ...this.insertBatchStatement, values }),
+    );
     const inserted = new Set(rows.map(({ id }) => BigInt(id)));
     return plants.map((plant) => inserted.has(plant.id) && firstById.get(plant.id) === plant);
   }
 
   private async insertOne({ id, name, tag, traceContext }: PlantToInsert): Promise<boolean> {
-    const { rowCount } = await this.pool.query({
-      ...this.insertOneStatement,
-      values: [id.toString(), name, tag, traceContext],
-    });
+    const { rowCount } = await retryRefused(() =>
+      this.pool.query({
+        ...this.insertOneStatement,
+        values: [id.toString(), name, tag, traceContext],
+      }),
+    );
     return rowCount === 1;
   }
 
@@ -243,13 +246,13 @@ export class PlantsRepository implements OnApplicationBootstrap {
 
   /** @returns false when there is no plant with this id. */
   async replace({ id, name, tag }: Plant): Promise<boolean> {
-    const result = await this.plants.update({ id }, { name, tag });
+    const result = await retryRefused(() => this.plants.update({ id }, { name, tag }));
     return result.affected === 1;
   }
 
   /** @returns false when there is no plant with this id. */
   async delete(id: bigint): Promise<boolean> {
-    const result = await this.plants.delete({ id });
+    const result = await retryRefused(() => this.plants.delete({ id }));
     return result.affected === 1;
   }
 }

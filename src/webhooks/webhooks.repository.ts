@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
 import { postgresPool } from '../database/postgres-pool.js';
+import { retryRefused } from '../database/retry-refused.js';
 import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
@@ -239,7 +240,7 @@ export class WebhooksRepository implements OnModuleInit {
   }
 
   create(subscription: Pick<WebhookSubscription, 'url' | 'description' | 'secret'>) {
-    return this.subscriptions.save(this.subscriptions.create(subscription));
+    return retryRefused(() => this.subscriptions.save(this.subscriptions.create(subscription)));
   }
 
   list(): Promise<WebhookSubscription[]> {
@@ -252,11 +253,13 @@ export class WebhooksRepository implements OnModuleInit {
 
   /** @returns false when there is no such subscription. Its deliveries go with it. */
   async delete(id: string): Promise<boolean> {
-    return (await this.subscriptions.delete({ id })).affected === 1;
+    return (await retryRefused(() => this.subscriptions.delete({ id }))).affected === 1;
   }
 
   async redeliverFailed(subscriptionId: string): Promise<number> {
-    return (await this.pool.query(REDELIVER_FAILED, [subscriptionId])).rowCount ?? 0;
+    return (
+      (await retryRefused(() => this.pool.query(REDELIVER_FAILED, [subscriptionId]))).rowCount ?? 0
+    );
   }
 
   /**
@@ -335,7 +338,7 @@ export class WebhooksRepository implements OnModuleInit {
 
   /** @returns false when there is no such subscription. */
   async enable(id: string): Promise<boolean> {
-    return ((await this.pool.query(ENABLE, [id])).rowCount ?? 0) === 1;
+    return ((await retryRefused(() => this.pool.query(ENABLE, [id]))).rowCount ?? 0) === 1;
   }
 
   async disabledCount(): Promise<number> {

@@ -56,6 +56,18 @@ describe('classifyDatabaseError', () => {
     });
   });
 
+  it.each([
+    ['25006', 'a server that takes no writes'],
+    ['40001', 'a serialization failure'],
+    ['40P01', 'a deadlock'],
+    ['55P03', 'a lock not had within lock_timeout'],
+  ])("answers SQLSTATE %s, %s, 503 with Retry-After: the database's 'not now'", (code) => {
+    expect(classifyDatabaseError(failed(code))).toMatchObject({
+      status: 503,
+      headers: { 'Retry-After': '5' },
+    });
+  });
+
   it('leaves other errors to the filter', () => {
     expect(classifyDatabaseError(new Error('bug'))).toBeUndefined();
     expect(classifyDatabaseError(failed('42P01'))).toBeUndefined();
