@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { DatabaseWritesModule } from '../database/database-writes.js';
 import { ShutdownModule } from '../shutdown/shutdown.module.js';
 import { HealthController } from './health.controller.js';
 import { ReadinessService } from './readiness.service.js';
 
 @Module({
   // Failures are logged once, by the error filter.
-  imports: [TerminusModule.forRoot({ logger: false }), ShutdownModule],
+  imports: [TerminusModule.forRoot({ logger: false }), ShutdownModule, DatabaseWritesModule],
   controllers: [HealthController],
   providers: [ReadinessService],
 })

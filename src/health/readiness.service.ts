@@ -50,3 +50,22 @@ export class ReadinessService {
     }
   }
 }
+
+/**
+ * The report with, beside the database's status, whether it takes writes ('accepted' or
+ * 'refused'; see DatabaseWrites). A database that takes no writes leaves the replica
+ * ready: it serves reads, and answers writes 503 with Retry-After; taking every replica
+ * out of rotation would refuse the reads too (docs/operations.md, When the database moves).
+ */
+export function withDatabaseWrites(
+  report: Omit<HealthCheckResult, 'status'>,
+  acceptsWrites: boolean,
+): Omit<HealthCheckResult, 'status'> {
+  const writes = acceptsWrites ? 'accepted' : 'refused';
+  const { info, details } = report;
+  return {
+    ...report,
+    ...(info?.database && { info: { ...info, database: { ...info.database, writes } } }),
+    details: { ...details, database: { ...details.database, writes } },
+  };
+}

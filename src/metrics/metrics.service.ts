@@ -18,6 +18,7 @@ import type { DataSource } from 'typeorm';
 import { observeRequests, recordedStatus, routePattern } from '../common/http/request-observer.js';
 import { tracing } from '../common/tracing/tracing.js';
 import { buildInfo } from '../config/build-info.js';
+import { DatabaseWrites } from '../database/database-writes.js';
 import { postgresPool } from '../database/postgres-pool.js';
 
 export type AuthFailureReason = 'missing' | 'invalid';
@@ -87,6 +88,7 @@ export class MetricsService implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @InjectDataSource() dataSource: DataSource,
+    writes: DatabaseWrites,
   ) {
     collectDefaultMetrics({ register: this.registry });
     // Joined on its labels, it tells which release each scraped replica runs.
@@ -113,6 +115,14 @@ export class MetricsService implements OnModuleInit {
       'Queries waiting for a free connection',
       (p) => p.waitingCount,
     );
+    new Gauge({
+      name: 'db_accepts_writes',
+      help: '1 while the database takes writes; 0 from a write refused by a read-only server until a write succeeds',
+      registers: [this.registry],
+      collect() {
+        this.set(writes.acceptsWrites ? 1 : 0);
+      },
+    });
     if (tracing().enabled) {
       new Counter({
         name: 'otel_spans_dropped_total',
