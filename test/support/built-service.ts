@@ -11,8 +11,8 @@ import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, SERVICE_BUILD.output);
-const TOKEN_CLI = join(ROOT, 'dist/src/auth/cli/token.cli.js');
-const MIGRATION_CLI = join(ROOT, 'dist/src/database/migration.cli.js');
+const TOKEN_CLI = 'dist/src/auth/cli/token.cli.js';
+const MIGRATION_CLI = 'dist/src/database/migration.cli.js';
 export const OPENAPI_CLI = join(ROOT, 'dist/src/openapi/openapi-document.cli.js');
 
 /** What is built before the tests, each from its sources, by an npm command. */
@@ -61,6 +61,8 @@ export interface ServiceOptions {
    * signalled and awaited is then npm's.
    */
   npmArgs?: string[];
+  /** Runs the build in this directory (a previous release's, say), in it, not this tree's. */
+  buildDir?: string;
 }
 
 /** The flags in `npm run start:prod`, which is `exec node <flags> dist/src/main.js`. */
@@ -94,9 +96,9 @@ export class ServiceProcess {
     ];
     const [command, args] = options.npmArgs
       ? ['npm', options.npmArgs]
-      : [process.execPath, [...flags, ENTRY]];
+      : [process.execPath, [...flags, join(options.buildDir ?? ROOT, SERVICE_BUILD.output)]];
     this.child = spawn(command, args, {
-      cwd: ROOT,
+      cwd: options.buildDir ?? ROOT,
       env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.ownProcessGroup === true,
@@ -305,22 +307,41 @@ export interface CliResult {
   stderr: string;
 }
 
-/** `npm run --silent token -- …` as an operator runs it (the built CLI, no npm around it). */
-export function runTokenCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return runCli(TOKEN_CLI, args, env);
+/**
+ * `npm run --silent token -- …` as an operator runs it (the built CLI, no npm around it),
+ * of this tree or of the build in `buildDir`.
+ */
+export function runTokenCli(
+  args: string[],
+  env: Record<string, string>,
+  buildDir = ROOT,
+): Promise<CliResult> {
+  return runCli(buildDir, TOKEN_CLI, args, env);
 }
 
-/** `npm run migration:run` (`args`: `['run']`) or `migration:revert`, as a job runs it. */
-export function runMigrationCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return runCli(MIGRATION_CLI, args, env);
+/**
+ * `npm run migration:run` (`args`: `['run']`) or `migration:revert`, as a job runs it, of
+ * this tree or of the build in `buildDir`.
+ */
+export function runMigrationCli(
+  args: string[],
+  env: Record<string, string>,
+  buildDir = ROOT,
+): Promise<CliResult> {
+  return runCli(buildDir, MIGRATION_CLI, args, env);
 }
 
-function runCli(entry: string, args: string[], env: Record<string, string>): Promise<CliResult> {
+function runCli(
+  buildDir: string,
+  entry: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [entry, ...args],
-      { cwd: ROOT, env: { ...loginEnvironment(), ...env } },
+      [join(buildDir, entry), ...args],
+      { cwd: buildDir, env: { ...loginEnvironment(), ...env } },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

@@ -77,6 +77,9 @@ export async function startHaproxy(replicaUrls: string[]): Promise<Balancer> {
       '  balance roundrobin',
       '  option httpchk GET /health/ready',
       '  http-check expect status 200',
+      // As long as a check may take in deploy/haproxy/haproxy.cfg (its `inter`, 1 s): on two
+      // loaded shared cores a readiness answer can take longer than these checks' 250 ms.
+      '  timeout check 1s',
       '  default-server inter 250ms fall 2 rise 2 check',
       ...replicaUrls.map((url, index) => `  server api${index} ${new URL(url).host}`),
       '',
