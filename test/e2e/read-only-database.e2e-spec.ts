@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectError, plantsClient, type PlantsClient } from '../support/plants-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -93,15 +94,22 @@ describe('a database that takes no writes, then takes them again (no restart)', 
   it(`answers creates 200 again within ${RECOVER_WITHIN_MS / 1000} s of the database taking writes`, async () => {
     await setReadOnly(false);
     const since = Date.now();
-    let created: number | undefined;
-    while (created !== 200 && Date.now() - since < RECOVER_WITHIN_MS) {
-      const response = await client.create({ id: 3, name: 'Moss' });
-      created = response.statusCode;
-      // Meanwhile, only the 'not now' answer: never a 500.
-      if (created !== 200) expectError(response, 503, UNAVAILABLE);
-    }
-    expect(created).toBe(200);
-    expect((await client.delete(2)).statusCode).toBe(204);
+    /** Sends `write` until it answers `status`, within the bound; meanwhile only 503s. */
+    const untilAnswered = async (write: () => Promise<LightMyRequestResponse>, status: number) => {
+      let answered: number | undefined;
+      while (answered !== status && Date.now() - since < RECOVER_WITHIN_MS) {
+        const response = await write();
+        answered = response.statusCode;
+        if (answered !== status) expectError(response, 503, UNAVAILABLE);
+      }
+      expect(answered).toBe(status);
+    };
+    // First through TypeORM (its connections come back without an error, and one that met
+    // the read-only server is kept only if the service does not discard it), then pg's.
+    await untilAnswered(() => client.replace(1, { name: 'Ivy' }), 200);
+    await untilAnswered(() => client.create({ id: 3, name: 'Moss' }), 200);
+    await untilAnswered(() => client.delete(2), 204);
+    console.log(`writes answered 200 again ${Date.now() - since} ms after the database took them`);
 
     expect(await acceptsWritesGauge()).toBe('1');
     expect(await readiness()).toMatchObject({
