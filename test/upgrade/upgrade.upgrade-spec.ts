@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { APP_SCHEMA } from '../../src/app.schema.js';
@@ -186,6 +187,7 @@ describe('upgrading the previous release to this tree, and rolling back, under l
         failed: failed.length,
         createsAcknowledged: acknowledged.length,
         deliveries: deliveries.map((received) => received.length),
+        loadAverage: loadavg()[0],
       }),
     );
     expect(failed).toEqual([]);
