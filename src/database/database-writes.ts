@@ -17,14 +17,18 @@ const WRITE_TAG = /^(INSERT|UPDATE|DELETE|MERGE) /;
  *   connection, and the pool discards it when it comes back, so that the next connection
  *   goes where the endpoint now leads. Reads go on on the connections that met none.
  * - a statement that wrote (INSERT, UPDATE, DELETE, MERGE) says writes are taken again.
- * Each change is logged once.
+ * Each change is logged once. Once writes are taken again, a refusal on a connection
+ * opened before that (a session begun read-only, left in the pool) is discarded without
+ * changing the state: the server has moved on, the connection had not.
  */
 @Injectable()
 export class DatabaseWrites {
   private readonly logger = new Logger('Database');
-  private readonly watched = new WeakSet<pg.PoolClient>();
+  /** Each connection, with the count of returns to taking writes when it was first seen. */
+  private readonly watched = new WeakMap<pg.PoolClient, number>();
   private readonly metReadOnly = new WeakSet<pg.PoolClient>();
   private refused = false;
+  private returns = 0;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     const pool = postgresPool(dataSource);
@@ -44,11 +48,11 @@ export class DatabaseWrites {
 
   private watch(client: pg.PoolClient): void {
     if (this.watched.has(client)) return;
-    this.watched.add(client);
+    this.watched.set(client, this.returns);
     client.connection.on('errorMessage', ({ code }: { code?: string }) => {
       if (code !== READ_ONLY_SQLSTATE) return;
       this.metReadOnly.add(client);
-      this.changed(true);
+      if (this.watched.get(client) === this.returns) this.changed(true);
     });
     client.connection.on('commandComplete', ({ text }: { text: string }) => {
       if (this.refused && WRITE_TAG.test(text)) this.changed(false);
@@ -63,6 +67,7 @@ export class DatabaseWrites {
         'the database refuses writes (read-only server): writes answer 503, and connections that met it are replaced',
       );
     } else {
+      this.returns++;
       this.logger.log('the database takes writes again');
     }
   }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { expectError, plantsClient, type PlantsClient } from '../support/plants-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -16,8 +16,8 @@ const UNAVAILABLE = /^the database is unavailable; try again shortly$/;
 describe('a database that takes no writes, then takes them again (no restart)', () => {
   let api: TestApp;
   let client: PlantsClient;
-  let warn: ReturnType<typeof vi.spyOn>;
-  let log: ReturnType<typeof vi.spyOn>;
+  let warn: MockInstance<Logger['warn']>;
+  let log: MockInstance<Logger['log']>;
 
   /** For new sessions, the test's own: a read-only session may still write in READ WRITE. */
   const setReadOnly = async (readOnly: boolean) => {
