@@ -1,8 +1,6 @@
 // The release before this tree, which `npm run test:upgrade` upgrades from and rolls back
 // to. Run it to see which one that is: `node scripts/previous-release.mjs`.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -22,8 +20,9 @@ function git(args) {
 
 /**
  * In this order: `PREVIOUS_RELEASE` (any git ref); else the newest `vX.Y.Z` tag in HEAD's
- * history whose version is not package.json's; else, until a second release is tagged, the
- * commit before the one that added the newest migration.
+ * history on a commit other than HEAD (between releases, the one deployed; on a release's
+ * own commit, the one before it); else, until a second release is tagged, the commit
+ * before the one that added the newest migration.
  * @param {Record<string, string | undefined>} env
  * @returns {PreviousRelease}
  */
@@ -33,12 +32,12 @@ export function previousRelease(env = process.env) {
     const ref = env.PREVIOUS_RELEASE;
     return { ref, commit: commitOf(ref), reason: 'PREVIOUS_RELEASE' };
   }
-  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const head = commitOf('HEAD');
   const tag = git(['tag', '--list', 'v*', '--merged', 'HEAD', '--sort=-v:refname'])
     .split('\n')
-    .find((name) => RELEASE_TAG.test(name) && name !== `v${version}`);
+    .find((name) => RELEASE_TAG.test(name) && commitOf(name) !== head);
   if (tag) {
-    return { ref: tag, commit: commitOf(tag), reason: `the newest release tag before v${version}` };
+    return { ref: tag, commit: commitOf(tag), reason: 'the newest release tag before HEAD' };
   }
   const newestMigration = git([
     'log',
@@ -53,7 +52,7 @@ export function previousRelease(env = process.env) {
   return {
     ref,
     commit: commitOf(ref),
-    reason: `no release tag before v${version}: the commit before the newest migration was added`,
+    reason: 'no release tag before HEAD: the commit before the newest migration was added',
   };
 }
 
