@@ -32,7 +32,7 @@ now() { date +%s; }
 started=$(now)
 say() { printf 'rollout [%3d s]: %s\n' "$(($(now) - started))" "$*" >&2; }
 
-api_containers() { "${compose[@]}" ps -q api; }
+api_containers() { "${compose[@]}" ps -a -q api; }
 running() { [ "$(docker inspect -f '{{.State.Running}}' "$1")" = true ]; }
 
 old=()
