@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APP_SCHEMA } from '../../src/app.schema.js';
 
 const MIGRATIONS = APP_SCHEMA.migrations;
-import { send } from '../support/built-service.js';
+import { type Answer, send } from '../support/built-service.js';
 import { Webhook } from 'standardwebhooks';
 import { ComposeStack, type ContainerState } from '../support/compose-stack.js';
 
@@ -16,6 +16,9 @@ const RATE_LIMIT_PER_MINUTE = 600;
 const REVOCATION_LIMIT_MS = 1_000;
 /** The steady load's pace, under the rate limit for the minute a step lasts. */
 const LOAD_PER_SECOND = 40;
+/** The steady load during a rollout, which lasts more than a minute: over several tokens. */
+const ROLLOUT_LOAD_PER_SECOND = 20;
+const ROLLOUT_TOKENS = 3;
 /** The image's growth over its base, kept small: production dependencies only. */
 const IMAGE_GROWTH_LIMIT_MB = 60;
 const READY_LIMIT = { timeout: 120_000, interval: 500 };
@@ -35,6 +38,11 @@ const REDIS_FROZEN_REQUEST_LIMIT_MS = 1_000;
 /** Slower than LOAD_PER_SECOND: a frozen dependency's step lasts longer, with one token. */
 const FROZEN_LOAD_PER_SECOND = 20;
 const README_PLANT_ID = '9223372036854775807';
+/** Creates sent straight to a replica as it is signalled, as a black-box stop check does. */
+const IN_FLIGHT_CREATES = 50;
+
+const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string })
+  .version;
 
 /** The installed paths (`node_modules/…`) that only the dev dependencies need. */
 const devOnlyPackages = Object.entries(
@@ -131,6 +139,22 @@ async function upUntilHealthy(up: () => Promise<unknown>): Promise<void> {
   }
 }
 
+/** Every replica stopped or killed by an earlier step running again, and all healthy. */
+async function allReplicasHealthy(): Promise<void> {
+  const healths = async () => (await stack.containers('api')).map(({ health }) => health);
+  const everyOneHealthy = Array.from({ length: REPLICAS }, () => 'healthy');
+  // Started and healthy before `up` looks at them: under podman a stopped replica keeps its
+  // last health (unhealthy, from its drain) until a check runs again.
+  for (const { id } of (await stack.containers('api')).filter(
+    ({ status }) => status === 'exited',
+  )) {
+    await stack.docker(['start', id]);
+  }
+  await expect.poll(healths, READY_LIMIT).toEqual(everyOneHealthy);
+  await upUntilHealthy(() => stack.compose(['up', '-d', '--scale', `api=${REPLICAS}`]));
+  await expect.poll(healths, READY_LIMIT).toEqual(everyOneHealthy);
+}
+
 /** A token, issued through `docker compose run` with the token CLI. */
 async function issueToken(name: string, scopes = 'plants:read,plants:write'): Promise<string> {
   const output = await stack.compose([
@@ -158,9 +182,12 @@ function create(token: string, body: string | number) {
   });
 }
 
-/** Creates from `firstId` on, LOAD_PER_SECOND through the balancer, while `action` runs. */
+/**
+ * Creates from `firstId` on, LOAD_PER_SECOND through the balancer, while `action` runs;
+ * with several tokens, each create takes the next.
+ */
 async function underSteadyLoad(
-  token: string,
+  token: string | string[],
   firstId: number,
   action: () => Promise<void>,
   perSecond = LOAD_PER_SECOND,
@@ -168,6 +195,7 @@ async function underSteadyLoad(
   let done = false;
   const acting = action().finally(() => (done = true));
   const sending: Promise<Sent>[] = [];
+  const tokens = [token].flat();
   for (let id = firstId; !done; id++) {
     const sentAt = performance.now();
     const answered = (outcome: string, body: string) => ({
@@ -178,7 +206,7 @@ async function underSteadyLoad(
       body,
     });
     sending.push(
-      create(token, id).then(
+      create(tokens[id % tokens.length], id).then(
         ({ status, body }) => answered(String(status), body),
         (error: Error) => answered(error.message, ''),
       ),
@@ -190,7 +218,7 @@ async function underSteadyLoad(
 }
 
 /** Every create answered 200 is stored, with its content. */
-async function expectStored(sent: Sent[]) {
+async function expectStored(sent: Pick<Sent, 'id' | 'outcome'>[]) {
   const acknowledged = sent.filter(({ outcome }) => outcome === '200');
   const rows = await stack.query(
     `SELECT id, name FROM plants WHERE id IN (${acknowledged.map(({ id }) => id).join(',')})`,
@@ -209,9 +237,13 @@ describe('the compose stack, run as its users run it', () => {
     await stack.compose(['build']);
     const [image] = JSON.parse(await stack.docker(['image', 'inspect', stack.images[0]])) as {
       Size: number;
-      Config: { User: string };
+      Config: { User: string; Labels: Record<string, string> };
     }[];
     expect(image.Config.User).toBe('node');
+    expect(image.Config.Labels).toMatchObject({
+      'org.opencontainers.image.version': packageVersion,
+      'org.opencontainers.image.revision': expect.stringMatching(/\S/),
+    });
     const [base] = JSON.parse(
       await stack.docker(['image', 'inspect', 'node:24-bookworm-slim']),
     ) as {
@@ -420,21 +452,60 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     expect(stopped).toMatchObject({ status: 'exited', exitCode: 0 });
   });
 
-  it('6. takes a killed replica out of rotation under load; every acknowledged create is stored', async () => {
-    // The replica step 5 stopped, started and healthy before `up` looks at it: under podman
-    // it keeps its last health (unhealthy, from its drain) until a check runs again.
-    for (const { id } of (await stack.containers('api')).filter(
-      ({ status }) => status === 'exited',
-    )) {
-      await stack.docker(['start', id]);
+  it(`5. drains a replica on SIGTERM and one on SIGINT, each signalled with ${IN_FLIGHT_CREATES} creates in flight sent straight to it: every one answered 200, exit 0`, async () => {
+    const token = await issueToken('in-flight');
+    // The image runs node itself (exec form), so the signals reach the service as PID 1.
+    const signals = ['SIGTERM', 'SIGINT'];
+    const replicas = (await stack.containers('api'))
+      .filter(({ status }) => status === 'running')
+      .slice(0, signals.length);
+    const exits = replicas.map(({ id }) => stack.docker(['wait', id]));
+    // Frozen as a CPU quota or SIGSTOP freezes them, their kernel still takes the
+    // connections and the requests, and the service answers none before it thaws, its
+    // signal already pending. (docker stop sends SIGTERM too, but podman refuses to stop a
+    // paused container; step 5 before this one stops a replica with docker stop.)
+    for (const { id } of replicas) await stack.docker(['pause', id]);
+    let answered = 0;
+    const creates = replicas.flatMap(({ address }, replica) =>
+      Array.from({ length: IN_FLIGHT_CREATES }, (_, index) => {
+        const id = 2_100_000 + replica * IN_FLIGHT_CREATES + index;
+        let written!: () => void;
+        const sent = new Promise<void>((resolve) => (written = resolve));
+        const answer: Promise<Answer | Error> = send(`http://${address}:3000/plants`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ id, name: `plant ${id}` }),
+          onWritten: written,
+        })
+          .catch((error: Error) => error)
+          .finally(() => answered++);
+        return { id, sent, answer };
+      }),
+    );
+    let answeredWhileFrozen = -1;
+    try {
+      await Promise.all(creates.map(({ sent }) => sent));
+      for (const [index, { id }] of replicas.entries())
+        await stack.docker(['kill', '--signal', signals[index], id]);
+      answeredWhileFrozen = answered;
+    } finally {
+      for (const { id } of replicas) await stack.docker(['unpause', id]);
     }
-    await expect
-      .poll(async () => (await stack.containers('api')).map(({ health }) => health), READY_LIMIT)
-      .toEqual(Array.from({ length: REPLICAS }, () => 'healthy'));
-    await upUntilHealthy(() => stack.compose(['up', '-d', '--scale', `api=${REPLICAS}`]));
-    await expect
-      .poll(async () => (await stack.containers('api')).map(({ health }) => health), READY_LIMIT)
-      .toEqual(Array.from({ length: REPLICAS }, () => 'healthy'));
+    expect(answeredWhileFrozen).toBe(0);
+    const answers = await Promise.all(creates.map(({ answer }) => answer));
+    expect(
+      answers.map((answer) => (answer instanceof Error ? answer.message : answer.status)),
+    ).toEqual(creates.map(() => 200));
+    expect((await Promise.all(exits)).map((code) => code.trim())).toEqual(signals.map(() => '0'));
+    for (const [index, { id }] of replicas.entries())
+      expect(await stack.docker(['logs', id])).toContain(
+        `${signals[index]}: finishing the requests in flight`,
+      );
+    await expectStored(creates.map(({ id }) => ({ id, outcome: '200' })));
+  });
+
+  it('6. takes a killed replica out of rotation under load; every acknowledged create is stored', async () => {
+    await allReplicasHealthy();
     const token = await issueToken('kill');
     const [replica] = await stack.containers('api');
     let killedAt = 0;
@@ -572,14 +643,70 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     expect(logs).toContain('Redis answers again: counting the rate limit in Redis');
   });
 
+  it(`8. rolls ${REPLICAS} replicas to a new release with deploy/compose/rollout.sh under ${ROLLOUT_LOAD_PER_SECOND} creates a second: none failed, none lost, every replica on the new revision`, async () => {
+    await allReplicasHealthy();
+    const before = await stack.containers('api');
+    const tokens = await Promise.all(
+      Array.from({ length: ROLLOUT_TOKENS }, (_, index) => issueToken(`rollout-${index}`)),
+    );
+    // The new release: this tree's image at another revision, as a release built from a
+    // later commit and pulled would be. (Built with --build-arg, podman 4.3's cache would
+    // hand back the same image: it ignores build arguments.)
+    const revision = `rollout-${stack.tag}`;
+    const release = `plant-store:${stack.tag}-next`;
+    const built = await stack.shell(
+      `printf 'FROM plant-store:${stack.tag}\nLABEL org.opencontainers.image.revision=${revision}\nENV PLANT_STORE_REVISION=${revision}\n' | docker build -q -t ${release} -`,
+    );
+    expect(built.code, built.stderr).toBe(0);
+    let rollout = { code: -1, stdout: '', stderr: '' };
+    let rolloutSeconds = 0;
+    const sent = await underSteadyLoad(
+      tokens,
+      7_000_000,
+      async () => {
+        await sleep(1_000);
+        const started = performance.now();
+        rollout = await stack.shell(`deploy/compose/rollout.sh --image ${release}`);
+        rolloutSeconds = (performance.now() - started) / 1000;
+        await sleep(1_000);
+      },
+      ROLLOUT_LOAD_PER_SECOND,
+    );
+    console.log(
+      `${rollout.stderr}rollout of ${REPLICAS} replicas: ` +
+        `${rolloutSeconds.toFixed(0)} s, ${sent.length} creates, ` +
+        `${sent.filter(({ outcome }) => outcome !== '200').length} failed`,
+    );
+    expect(rollout.code, rollout.stderr).toBe(0);
+    expect(sent.filter(({ outcome }) => outcome !== '200')).toEqual([]);
+    await expectStored(sent);
+    const after = await stack.containers('api');
+    expect(after.filter(({ id }) => before.some((old) => old.id === id))).toEqual([]);
+    expect(after.map(({ status }) => status)).toEqual(before.map(() => 'running'));
+    for (const { address } of after) {
+      const live = await send(`http://${address}:3000/health/live`);
+      expect(JSON.parse(live.body)).toMatchObject({ version: packageVersion, revision });
+    }
+    const labels = async (image: string) =>
+      (
+        JSON.parse(await stack.docker(['image', 'inspect', image])) as {
+          Config: { Labels: Record<string, string> };
+        }[]
+      )[0].Config.Labels['org.opencontainers.image.revision'];
+    expect(await labels(`plant-store:${stack.tag}`)).toBe(revision);
+    expect(await labels(`plant-store:${stack.tag}-previous`)).not.toBe(revision);
+    await stack.docker(['image', 'rm', release]);
+  });
+
   it('9. stops every service with exit code 0, pgbouncer included', async () => {
     await runReadmeLine('docker compose stop');
     const running = (await stack.containers()).filter(({ status }) => status !== 'exited');
     expect(running).toEqual([]);
-    const exits = (await stack.containers())
-      // The replica killed in step 6 is the one exit that is not the stop's.
-      .filter(({ exitCode }) => exitCode !== 137)
-      .map(({ service, exitCode }) => ({ service, exitCode }));
+    // The replica killed in step 6 was of the release the rollout replaced, and is gone.
+    const exits = (await stack.containers()).map(({ service, exitCode }) => ({
+      service,
+      exitCode,
+    }));
     expect(exits).toEqual(exits.map(({ service }) => ({ service, exitCode: 0 })));
     expect(exits.map(({ service }) => service)).toEqual(
       expect.arrayContaining(['db', 'pgbouncer', 'redis', 'migrate', 'api', 'balancer']),

@@ -25,6 +25,8 @@ export interface ContainerState {
   exitCode: number;
   /** Its main process on this machine, 0 when it is not running. */
   pid: number;
+  /** Its address on the project's network ('' when it is not running). */
+  address: string;
 }
 
 /**
@@ -99,7 +101,12 @@ export class ComposeStack {
 
   /** The images this stack builds. */
   get images(): string[] {
-    return [`plant-store:${this.tag}`, `plant-store-pgbouncer:${this.tag}`];
+    return [
+      `plant-store:${this.tag}`,
+      `plant-store-pgbouncer:${this.tag}`,
+      // The release deploy/compose/rollout.sh replaced.
+      `plant-store:${this.tag}-previous`,
+    ];
   }
 
   /** `docker compose ARGS`; throws with its output when it fails. */
@@ -145,8 +152,9 @@ export class ComposeStack {
         Pid: number;
         Health?: { Status: string } | null;
       };
+      NetworkSettings: { Networks: Record<string, { IPAddress: string }> };
     }[];
-    return inspected.map(({ Id, Name, Config, State }) => ({
+    return inspected.map(({ Id, Name, Config, State, NetworkSettings }) => ({
       id: Id,
       name: Name.replace(/^\//, ''),
       service: Config.Labels['com.docker.compose.service'],
@@ -154,6 +162,7 @@ export class ComposeStack {
       health: State.Health?.Status || null,
       exitCode: State.ExitCode,
       pid: State.Pid,
+      address: Object.values(NetworkSettings.Networks)[0]?.IPAddress ?? '',
     }));
   }
 
