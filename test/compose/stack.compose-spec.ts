@@ -695,7 +695,6 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
       )[0].Config.Labels['org.opencontainers.image.revision'];
     expect(await labels(`plant-store:${stack.tag}`)).toBe(revision);
     expect(await labels(`plant-store:${stack.tag}-previous`)).not.toBe(revision);
-    await stack.docker(['image', 'rm', release]);
   });
 
   it('9. stops every service with exit code 0, pgbouncer included', async () => {

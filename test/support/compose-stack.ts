@@ -104,7 +104,8 @@ export class ComposeStack {
     return [
       `plant-store:${this.tag}`,
       `plant-store-pgbouncer:${this.tag}`,
-      // The release deploy/compose/rollout.sh replaced.
+      // What deploy/compose/rollout.sh rolls to (as a test builds it), and what it replaced.
+      `plant-store:${this.tag}-next`,
       `plant-store:${this.tag}-previous`,
     ];
   }
