@@ -7,8 +7,7 @@ import { ApiDatabaseUnavailableResponse } from '../common/openapi/api-error-resp
 import { type BuildInfo, buildInfo } from '../config/build-info.js';
 import { ShutdownService } from '../shutdown/shutdown.service.js';
 import { ShuttingDownError } from '../shutdown/shutting-down.error.js';
-import { DatabaseWrites } from '../database/database-writes.js';
-import { ReadinessService, withDatabaseWrites } from './readiness.service.js';
+import { ReadinessService } from './readiness.service.js';
 
 /** Which release answers: during a rollout, replicas of two releases answer side by side. */
 const BUILD_INFO_PROPERTIES = {
@@ -44,7 +43,6 @@ export class HealthController {
   constructor(
     private readonly readiness: ReadinessService,
     private readonly shutdown: ShutdownService,
-    private readonly writes: DatabaseWrites,
   ) {}
 
   /** The process answers; nothing else is checked, so a database outage restarts nothing. */
@@ -58,7 +56,7 @@ export class HealthController {
   /**
    * The database answered `SELECT 1` in time, within the last second; 503 otherwise, and
    * from the start of a shutdown on. A database that answers but takes no writes leaves
-   * it ready, with `writes: 'refused'` in the database's details (see withDatabaseWrites).
+   * it ready, with `writes: 'refused'` in the database's details (ReadinessService).
    */
   @Get('ready')
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
@@ -67,7 +65,7 @@ export class HealthController {
   @ApiDatabaseUnavailableResponse()
   async ready(): Promise<HealthCheckResult & BuildInfo> {
     if (this.shutdown.isDraining) throw new ShuttingDownError();
-    const { status, ...checks } = await this.readiness.check();
-    return { status, ...buildInfo(), ...withDatabaseWrites(checks, this.writes.acceptsWrites) };
+    const { status, ...checks } = await this.readiness.report();
+    return { status, ...buildInfo(), ...checks };
   }
 }

@@ -5,6 +5,7 @@ import {
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
 import { DatabaseUnavailableError } from '../database/database-errors.js';
+import { DatabaseWrites } from '../database/database-writes.js';
 
 /** A readiness probe must answer well within a probe's own time-out. */
 const READY_TIMEOUT_MS = 1_000;
@@ -15,7 +16,10 @@ const READY_TIMEOUT_MS = 1_000;
  */
 const READY_RESULT_TTL_MS = 1_000;
 
-/** Whether the database answers: terminus' ping, shared by every probe within a second. */
+/**
+ * Whether the database answers: terminus' ping, shared by every probe within a second; and
+ * whether it takes writes, which leaves the replica ready (see withDatabaseWrites).
+ */
 @Injectable()
 export class ReadinessService {
   private latest: { at: number; outcome: Promise<HealthCheckResult> } | undefined;
@@ -23,7 +27,13 @@ export class ReadinessService {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly writes: DatabaseWrites,
   ) {}
+
+  /** The shared check's report, its database saying whether it takes writes now. */
+  async report(): Promise<HealthCheckResult> {
+    return withDatabaseWrites(await this.check(), this.writes.acceptsWrites);
+  }
 
   /** terminus' report; rejects with DatabaseUnavailableError when the ping failed. */
   check(): Promise<HealthCheckResult> {
@@ -57,10 +67,7 @@ export class ReadinessService {
  * ready: it serves reads, and answers writes 503 with Retry-After; taking every replica
  * out of rotation would refuse the reads too (docs/operations.md, When the database moves).
  */
-export function withDatabaseWrites(
-  report: Omit<HealthCheckResult, 'status'>,
-  acceptsWrites: boolean,
-): Omit<HealthCheckResult, 'status'> {
+function withDatabaseWrites(report: HealthCheckResult, acceptsWrites: boolean): HealthCheckResult {
   const writes = acceptsWrites ? 'accepted' : 'refused';
   const { info, details } = report;
   return {

@@ -1,6 +1,7 @@
 import type { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/database/database-errors.js';
+import type { DatabaseWrites } from '../../src/database/database-writes.js';
 import { ReadinessService } from '../../src/health/readiness.service.js';
 
 const UP = { status: 'ok', info: {}, error: {}, details: { database: { status: 'up' } } };
@@ -17,7 +18,8 @@ function readinessAnswering(answer: () => Promise<unknown>) {
   } as unknown as HealthCheckService;
   const indicatorChain = { withTimeout: () => indicatorChain };
   const database = { pingCheck: () => indicatorChain } as unknown as TypeOrmHealthIndicator;
-  return { readiness: new ReadinessService(health, database), checks };
+  const writes = { acceptsWrites: true } as DatabaseWrites;
+  return { readiness: new ReadinessService(health, database, writes), checks };
 }
 
 describe('ReadinessService', () => {
