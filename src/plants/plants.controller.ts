@@ -15,12 +15,13 @@ import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nes
 import type { FastifyReply } from 'fastify';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
 import { ApiInt64IdParam, ApiNotFoundResponse } from '../common/openapi/api-by-id.decorators.js';
-import { routePattern } from '../common/http/request-observer.js';
+import { ApiPageResponse } from '../common/openapi/api-page-response.decorator.js';
 import {
   ApiDatabaseBackedResponses,
   ApiErrorResponse,
   ApiJsonBodyResponses,
 } from '../common/openapi/api-error-response.decorator.js';
+import { nextPageLink } from '../common/pagination/next-page-link.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { CreatePlantDto } from './dto/create-plant.dto.js';
 import { ListPlantsQueryDto } from './dto/list-plants-query.dto.js';
@@ -63,27 +64,22 @@ export class PlantsController {
     summary: 'List plants',
     description: 'Plants by ascending id, a page at a time.',
   })
-  @ApiOkResponse({
+  @ApiPageResponse({
     description: 'A page of plants',
     type: StoredPlantDto,
-    isArray: true,
-    headers: {
-      Link: {
-        description: 'The next page (RFC 8288); absent on the last page',
-        schema: { type: 'string', examples: ['</plants?limit=20&cursor=MjA>; rel="next"'] },
-      },
-    },
+    example: '</plants?limit=20&cursor=MjA>; rel="next"',
   })
   @ApiErrorResponse(400, 'limit, tag or cursor is invalid')
   async list(
     @Query() query: ListPlantsQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<StoredPlantDto[]> {
-    const { plants, nextCursor } = await this.plants.list(query);
+    const { items, nextCursor } = await this.plants.list(query);
     if (nextCursor !== undefined) {
-      reply.header('Link', `<${nextPageUrl(reply, query, nextCursor)}>; rel="next"`);
+      const { limit, tag } = query;
+      reply.header('Link', nextPageLink(reply.request, { limit, tag }, nextCursor));
     }
-    return plants.map(toStoredPlantDto);
+    return items.map(toStoredPlantDto);
   }
 
   @Get(':id')
@@ -130,16 +126,4 @@ export class PlantsController {
   async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
     await this.plants.delete(id);
   }
-}
-
-/**
- * A relative URL on the route's own path: the request target may be in absolute form
- * (`GET http://evil.example/plants`), and echoing it would point clients elsewhere.
- */
-function nextPageUrl(reply: FastifyReply, { limit, tag }: ListPlantsQueryDto, cursor: string) {
-  const path = routePattern(reply.request);
-  const query = new URLSearchParams({ limit: String(limit) });
-  if (tag !== undefined) query.set('tag', tag);
-  query.set('cursor', cursor);
-  return `${path}?${query}`;
 }

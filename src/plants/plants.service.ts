@@ -4,18 +4,13 @@ import {
   Injectable,
   NotFoundException,
 } from '@nestjs/common';
+import { type Page, pageOf, startAfter } from '../common/pagination/keyset-cursor.js';
 import type { CreatePlantDto } from './dto/create-plant.dto.js';
 import type { ListPlantsQueryDto } from './dto/list-plants-query.dto.js';
 import type { ReplacePlantDto } from './dto/replace-plant.dto.js';
 import type { Plant } from './entities/plant.entity.js';
-import { decodePlantCursor, encodePlantCursor } from './plant-cursor.js';
+import { readPlantId } from './plant-cursor.js';
 import { PlantsRepository } from './plants.repository.js';
-
-export interface PlantsPage {
-  plants: Plant[];
-  /** Where the next page starts; undefined on the last page. */
-  nextCursor?: string;
-}
 
 @Injectable()
 export class PlantsService {
@@ -42,18 +37,10 @@ export class PlantsService {
    * one, so paging while plants come and go never repeats a plant and never skips one
    * that existed throughout.
    */
-  async list({ limit, tag, cursor }: ListPlantsQueryDto): Promise<PlantsPage> {
-    const afterId = cursor === undefined ? undefined : decodePlantCursor(cursor);
-    if (cursor !== undefined && afterId === undefined) {
-      throw new BadRequestException(
-        'cursor is not one this service issued: copy it from the Link header of the previous page',
-      );
-    }
-    // One plant more than the page holds tells whether there is a next page.
+  async list({ limit, tag, cursor }: ListPlantsQueryDto): Promise<Page<Plant>> {
+    const afterId = startAfter(cursor, readPlantId);
     const plants = await this.plants.findPage({ afterId, tag, count: limit + 1 });
-    if (plants.length <= limit) return { plants };
-    const page = plants.slice(0, limit);
-    return { plants: page, nextCursor: encodePlantCursor(page[page.length - 1].id) };
+    return pageOf(plants, limit, ({ id }) => id.toString());
   }
 
   async findOne(id: bigint): Promise<Plant> {

@@ -484,12 +484,12 @@ export interface operations {
     listPlants: {
         parameters: {
             query?: {
-                /** @description How many plants a page holds at most */
+                /** @description How many items a page holds at most */
                 limit?: number;
-                /** @description Only plants with exactly this tag (`tag=` selects the empty tag) */
-                tag?: string;
                 /** @description Where the page starts: copy it from the `Link: <…>; rel="next"` header of the previous page */
                 cursor?: string;
+                /** @description Only plants with exactly this tag (`tag=` selects the empty tag) */
+                tag?: string;
             };
             header?: never;
             path?: never;
