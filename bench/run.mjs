@@ -213,7 +213,7 @@ async function stopServer({ child }) {
 async function createToken() {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['dist/src/auth/cli/token.cli.js', 'create', '--name', `bench-${database}`],
+    ['dist/src/cli/token.cli.js', 'create', '--name', `bench-${database}`],
     { cwd: root, env: { ...env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
   );
   return stdout.trim();

@@ -162,7 +162,7 @@ async function issueToken(name: string, scopes = 'plants:read,plants:write'): Pr
     '--rm',
     'migrate',
     'node',
-    'dist/src/auth/cli/token.cli.js',
+    'dist/src/cli/token.cli.js',
     'create',
     '--name',
     name,
@@ -419,7 +419,7 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
         '--rm',
         'migrate',
         'node',
-        'dist/src/auth/cli/token.cli.js',
+        'dist/src/cli/token.cli.js',
         'revoke',
         'revoked',
       ]);

@@ -79,11 +79,10 @@ describe('docker-compose.yml', () => {
     expect(redis.healthcheck?.test.join(' ')).toContain('ping');
   });
 
-  it('runs the migrations with the command npm run migration:run uses', () => {
+  it("runs the migrations with the image's own npm run migration:run, which an older image has too", () => {
     expect(migrate.build).toMatchObject({ context: '.' });
-    expect(`node ${migrate.command!.slice(1).join(' ')}`).toBe(
-      packageJson.scripts['migration:run'],
-    );
+    expect(migrate.command).toEqual(['npm', 'run', '--silent', 'migration:run']);
+    expect(packageJson.scripts['migration:run']).toMatch(/^node dist\/src\/\S+\.cli\.js run$/);
   });
 
   it('gives the API the database through PgBouncer, and directly for what needs a session', () => {

@@ -112,7 +112,7 @@ describe('a first start killed during initdb', () => {
   it('leaves a DATA_DIR that the next start initialises and runs', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-initdb-'));
     try {
-      const migrations = spawn(process.execPath, ['dist/src/database/migration.cli.js', 'run'], {
+      const migrations = spawn(process.execPath, ['dist/src/cli/migration.cli.js', 'run'], {
         env: { ...loginEnvironment(), DATA_DIR: dataDir },
         stdio: 'ignore',
         detached: true,

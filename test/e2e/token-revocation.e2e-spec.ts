@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TokenCliModule } from '../../src/auth/cli/token-cli.module.js';
+import { TokenCliModule } from '../../src/cli/token-cli.module.js';
 import { TokensService } from '../../src/auth/tokens.service.js';
 import { VerifiedTokenCache } from '../../src/auth/verified-token-cache.js';
 import { AppConfig } from '../../src/config/app-config.js';

@@ -11,9 +11,7 @@ import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, SERVICE_BUILD.output);
-const TOKEN_CLI = 'dist/src/auth/cli/token.cli.js';
-const MIGRATION_CLI = 'dist/src/database/migration.cli.js';
-export const OPENAPI_CLI = join(ROOT, 'dist/src/openapi/openapi-document.cli.js');
+export const OPENAPI_CLI = join(ROOT, scriptEntry(ROOT, 'openapi'));
 
 /** What is built before the tests, each from its sources, by an npm command. */
 const BUILDS = [
@@ -65,12 +63,29 @@ export interface ServiceOptions {
   buildDir?: string;
 }
 
-/** The flags in `npm run start:prod`, which is `exec node <flags> dist/src/main.js`. */
-function productionFlags(): string[] {
-  const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+/** The npm scripts of the tree in `dir`, as its package.json declares them. */
+function npmScripts(dir: string): Record<string, string> {
+  const packageJson = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  return packageJson.scripts['start:prod'].split(' ').slice(2, -1);
+  return packageJson.scripts;
+}
+
+/** The flags in `npm run start:prod`, which is `exec node <flags> dist/src/main.js`. */
+function productionFlags(): string[] {
+  return npmScripts(ROOT)['start:prod'].split(' ').slice(2, -1);
+}
+
+/**
+ * The built file that `npm run <script>` runs in the tree `buildDir`, as its own
+ * package.json names it: a previous release keeps its entry points where it had them.
+ */
+function scriptEntry(buildDir: string, script: string): string {
+  const entry = npmScripts(buildDir)
+    [script]?.split(' ')
+    .find((word) => word.endsWith('.js'));
+  if (entry === undefined) throw new Error(`${buildDir}: npm run ${script} runs no .js file`);
+  return entry;
 }
 
 /** `node dist/src/main.js` as an operator runs it. */
@@ -316,7 +331,7 @@ export function runTokenCli(
   env: Record<string, string>,
   buildDir = ROOT,
 ): Promise<CliResult> {
-  return runCli(buildDir, TOKEN_CLI, args, env);
+  return runCli(buildDir, scriptEntry(buildDir, 'token'), args, env);
 }
 
 /**
@@ -328,7 +343,7 @@ export function runMigrationCli(
   env: Record<string, string>,
   buildDir = ROOT,
 ): Promise<CliResult> {
-  return runCli(buildDir, MIGRATION_CLI, args, env);
+  return runCli(buildDir, scriptEntry(buildDir, 'migration:run'), args, env);
 }
 
 function runCli(

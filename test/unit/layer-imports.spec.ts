@@ -7,8 +7,10 @@ const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 const COMMON = join(SRC, 'common');
 const CONFIG = join(SRC, 'config');
 const DATABASE = join(SRC, 'database');
-/** The application's edge, where the modules' entities and migrations are gathered. */
-const APP_SCHEMA = join(SRC, 'app.schema.js');
+/** The command-line entry points, beside main.ts. */
+const CLI = join(SRC, 'cli');
+/** The service's entry points: main.ts starts tracing, then server.ts the application. */
+const SERVICE_ENTRY_POINTS = ['main.ts', 'server.ts'].map((file) => join(SRC, file));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -29,6 +31,32 @@ function importsOutside(dir: string, allowed: (file: string, target: string) => 
 const within = (target: string, ...roots: string[]) =>
   roots.some((root) => target.startsWith(`${root}/`));
 
+/** `src/app.*.ts`, the application's edge, where the feature modules are gathered. */
+const isAppEdge = (file: string) => dirname(file) === SRC && basename(file).startsWith('app.');
+
+describe("src/app.*, the application's edge", () => {
+  it('is imported only by itself and the entry points (src/main.ts, src/server.ts, src/cli/)', () => {
+    expect(
+      importsOutside(
+        SRC,
+        (file, target) =>
+          !isAppEdge(target) ||
+          isAppEdge(file) ||
+          SERVICE_ENTRY_POINTS.includes(file) ||
+          within(file, CLI),
+      ),
+    ).toEqual([]);
+  });
+});
+
+describe('src/cli', () => {
+  it('is imported by nothing outside it: its entry points stand at the top', () => {
+    expect(
+      importsOutside(SRC, (file, target) => within(file, CLI) || !within(target, CLI)),
+    ).toEqual([]);
+  });
+});
+
 describe('src/common', () => {
   it('imports no layer and no feature: only itself and the configuration', () => {
     expect(importsOutside(COMMON, (_, target) => within(target, COMMON, CONFIG))).toEqual([]);
@@ -36,18 +64,9 @@ describe('src/common', () => {
 });
 
 describe('src/database', () => {
-  // Its command-line entry points are the application's edge too (as the token CLI is):
-  // they read the gathered list, never a feature's.
-  const isEntryPoint = (file: string) =>
-    file.endsWith('.cli.ts') || basename(file) === 'typeorm-cli.data-source.ts';
-
   it("imports no feature module: features register their entities and migrations at the application's edge", () => {
     expect(
-      importsOutside(
-        DATABASE,
-        (file, target) =>
-          within(target, DATABASE, COMMON, CONFIG) || (isEntryPoint(file) && target === APP_SCHEMA),
-      ),
+      importsOutside(DATABASE, (_, target) => within(target, DATABASE, COMMON, CONFIG)),
     ).toEqual([]);
   });
 });

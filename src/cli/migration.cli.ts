@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions } from './data-source.js';
-import { DatabaseServer } from './database-server.js';
-import { revertLastMigration, runPendingMigrations } from './migrations.js';
+import { dataSourceOptions } from '../database/data-source.js';
+import { DatabaseServer } from '../database/database-server.js';
+import { revertLastMigration, runPendingMigrations } from '../database/migrations.js';
 
 /**
  * `npm run migration:run` / `migration:revert`: the service runs pending migrations at

@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { APP_SCOPES } from '../../app.scopes.js';
-import { ConfigError } from '../../config/app-config.js';
-import { TokenRequestError } from '../token-request.error.js';
-import { TokensService } from '../tokens.service.js';
-import { runTokenCommand, tokenUsage, UsageError } from './token-commands.js';
+import { APP_SCOPES } from '../app.scopes.js';
+import { runTokenCommand, tokenUsage, UsageError } from '../auth/cli/token-commands.js';
+import { TokenRequestError } from '../auth/token-request.error.js';
+import { TokensService } from '../auth/tokens.service.js';
+import { ConfigError } from '../config/app-config.js';
 import { TokenCliModule } from './token-cli.module.js';
 
 /**

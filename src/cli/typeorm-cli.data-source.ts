@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions } from './data-source.js';
+import { dataSourceOptions } from '../database/data-source.js';
 
 const config = AppConfig.fromEnvironment();
 

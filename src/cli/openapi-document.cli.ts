@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from '../app.module.js';
 import { createHttpAdapter, HTTP_APP_OPTIONS } from '../common/http/http-app.js';
-import { createOpenApiDocument } from './openapi-document.js';
+import { createOpenApiDocument } from '../openapi/openapi-document.js';
 
 /**
  * `npm run openapi`: writes the document the service serves at /openapi.json to a file,
