@@ -346,6 +346,15 @@ export function runMigrationCli(
   return runCli(buildDir, scriptEntry(buildDir, 'migration:run'), args, env);
 }
 
+/** `npm run backup -- FILE` or `npm run restore -- FILE …` (`command`), as an operator runs it. */
+export function runBackupCli(
+  command: 'backup' | 'restore',
+  args: string[],
+  env: Record<string, string>,
+): Promise<CliResult> {
+  return runCli(ROOT, scriptEntry(ROOT, command), [command, ...args], env);
+}
+
 function runCli(
   buildDir: string,
   entry: string,

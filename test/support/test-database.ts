@@ -20,13 +20,15 @@ export interface TestDatabase {
 export interface TestDatabaseOptions {
   /** A server encoding other than the server's default, e.g. LATIN1 (with the C locale). */
   encoding?: string;
+  /** A superuser URL of another server than the run's. */
+  adminUrl?: string;
 }
 
-/** A new, empty database on the run's PostgreSQL server (see global-setup.ts). */
+/** A new, empty database on the run's PostgreSQL server (see global-setup.ts), or `adminUrl`'s. */
 export async function createTestDatabase({
   encoding,
+  adminUrl = inject('databaseAdminUrl'),
 }: TestDatabaseOptions = {}): Promise<TestDatabase> {
-  const adminUrl = inject('databaseAdminUrl');
   const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
   await runQuery(
     adminUrl,

@@ -1,0 +1,193 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  runBackupCli,
+  runTokenCli,
+  send,
+  type ServiceProcess,
+  startService,
+} from '../support/built-service.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { verifySignature, WebhookReceiver } from '../support/webhook-receiver.js';
+
+/**
+ * The machine's PostgreSQL server: where the embedded run's backup moves to, as a team
+ * outgrowing the embedded default does (.ci/run starts it before the embedded run).
+ */
+const SERVER_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const SERVICE_ENV = { RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
+/**
+ * The source's receiver never answers, and one attempt at a time is made: every other
+ * delivery is still pending when the backup is taken.
+ */
+const SOURCE_DELIVERY = { WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '1' };
+const RESTORED_DELIVERY = { WEBHOOK_POLL_INTERVAL_MS: '20', WEBHOOK_TIMEOUT_MS: '1000' };
+
+interface Database {
+  kind: 'embedded' | 'server';
+  env: Record<string, string>;
+}
+
+/**
+ * `npm run backup` and `npm run restore`, as processes, beside the built service: a backup
+ * of the database the suite runs on, taken while plants are created, restored into a new
+ * database of the other kind (embedded → the server, or the server → embedded), and back.
+ */
+describe('npm run backup / npm run restore', () => {
+  const onPostgres = Boolean(process.env.DATABASE_URL);
+  const databases: TestDatabase[] = [];
+  const services: ServiceProcess[] = [];
+  let workDir: string;
+  let embeddedCount = 0;
+  let receiver: WebhookReceiver;
+  let token: string;
+  let secret: string;
+  let subscriptionId: string;
+  let backupFile: string;
+  /** The plants answered 200 before the backup began, by id. */
+  let acknowledgedBefore: number[];
+  let target: Database;
+  let targetUrl: string;
+
+  const newDatabase = async (kind: Database['kind']): Promise<Database> => {
+    if (kind === 'embedded')
+      return { kind, env: { DATA_DIR: join(workDir, `data-${++embeddedCount}`) } };
+    const database = await createTestDatabase(onPostgres ? {} : { adminUrl: SERVER_ADMIN_URL });
+    databases.push(database);
+    return { kind, env: { DATABASE_URL: database.url } };
+  };
+  const start = async (database: Database, env: Record<string, string>) => {
+    const started = await startService({ ...SERVICE_ENV, ...env, ...database.env });
+    services.push(started.service);
+    return started.url;
+  };
+  /** SIGTERM, as an operator stops it: an embedded server it started stops with it. */
+  const stop = async (service: ServiceProcess) => {
+    service.signal('SIGTERM');
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+  };
+  const get = (url: string, path: string) =>
+    send(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const expectPlantsThere = async (url: string) => {
+    const missing = [];
+    for (const id of acknowledgedBefore) {
+      const { status, body } = await get(url, `/plants/${id}`);
+      if (status !== 200 || JSON.parse(body).name !== `plant ${id}`) missing.push(id);
+    }
+    expect(missing).toEqual([]);
+  };
+
+  beforeAll(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'plant-store-backup-'));
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    for (const service of services) {
+      service.signal('SIGTERM');
+      await Promise.race([service.exited, sleep(15_000)]);
+      await service.stop();
+    }
+    await receiver?.stop();
+    for (const database of databases) await database.drop();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('a backup taken while plants are created restores into a new database of the other kind: the plants acknowledged before it began (ids exact), the tokens, the subscription and its secret, the undelivered deliveries', async () => {
+    const source = await newDatabase(onPostgres ? 'server' : 'embedded');
+    const created = await runTokenCli(
+      ['create', '--name', 'backup', '--scopes', 'plants:read,plants:write,webhooks:manage'],
+      source.env,
+    );
+    expect(created.code).toBe(0);
+    token = created.stdout.trim();
+    const sourceService = services.length;
+    const url = await start(source, SOURCE_DELIVERY);
+    receiver.answer = () => 'hang';
+    const subscribed = await send(`${url}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    expect(subscribed.status).toBe(201);
+    ({ id: subscriptionId, secret } = JSON.parse(subscribed.body) as {
+      id: string;
+      secret: string;
+    });
+
+    const answeredAt = new Map<number, number>();
+    let writing = true;
+    const writer = (async () => {
+      for (let id = 1; writing; id++) {
+        const { status } = await send(`${url}/plants`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ id, name: `plant ${id}` }),
+        });
+        expect(status).toBe(200);
+        answeredAt.set(id, Date.now());
+        await sleep(10);
+      }
+    })();
+    await sleep(1_000);
+    backupFile = join(workDir, 'plants.backup.gz');
+    const backupBegan = Date.now();
+    const backup = await runBackupCli('backup', [backupFile], source.env);
+    await sleep(500);
+    writing = false;
+    await writer;
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(backup.stderr).toMatch(/^backed up .*\b\d+ plants\b.* to .*plants\.backup\.gz/);
+    acknowledgedBefore = [...answeredAt].filter(([, at]) => at < backupBegan).map(([id]) => id);
+    expect(acknowledgedBefore.length).toBeGreaterThan(10);
+    // Plants were created while the backup ran, and after: it waited for no one.
+    expect(Math.max(...answeredAt.values())).toBeGreaterThan(backupBegan);
+    await stop(services[sourceService]);
+
+    target = await newDatabase(onPostgres ? 'embedded' : 'server');
+    const restored = await runBackupCli('restore', [backupFile], target.env);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stderr).toMatch(/^restored .* from .*plants\.backup\.gz/);
+
+    receiver.received.splice(0);
+    receiver.answer = () => 200;
+    targetUrl = await start(target, RESTORED_DELIVERY);
+    await expectPlantsThere(targetUrl);
+    expect((await get(targetUrl, `/webhooks/${subscriptionId}`)).status).toBe(200);
+    const delivered = new Set<number>();
+    const deadline = Date.now() + 30_000;
+    while (acknowledgedBefore.some((id) => !delivered.has(id)) && Date.now() < deadline) {
+      for (const delivery of receiver.received.splice(0)) {
+        verifySignature(secret, delivery);
+        delivered.add((JSON.parse(delivery.body) as { id: number }).id);
+      }
+      await sleep(50);
+    }
+    expect(acknowledgedBefore.filter((id) => !delivered.has(id))).toEqual([]);
+  }, 180_000);
+
+  it('refuses, in one line, to restore into a database that holds data, and replaces it with --force', async () => {
+    const refused = await runBackupCli('restore', [backupFile], target.env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^restore: the database already holds data \(in [a-z_, ]*plants[a-z_, ]*\): restore into an empty database, or pass --force to replace its data with the backup's\n$/,
+    );
+    const forced = await runBackupCli('restore', [backupFile, '--force'], target.env);
+    expect(forced.code, forced.stderr).toBe(0);
+    await expectPlantsThere(targetUrl);
+  }, 120_000);
+
+  it('and back: a backup of the restored database, taken while it serves, restores into a new database of the first kind', async () => {
+    const backFile = join(workDir, 'back.backup.gz');
+    const backup = await runBackupCli('backup', [backFile], target.env);
+    expect(backup.code, backup.stderr).toBe(0);
+    const first = await newDatabase(onPostgres ? 'server' : 'embedded');
+    const restored = await runBackupCli('restore', [backFile], first.env);
+    expect(restored.code, restored.stderr).toBe(0);
+    const url = await start(first, {});
+    await expectPlantsThere(url);
+    expect((await get(url, `/webhooks/${subscriptionId}`)).status).toBe(200);
+  }, 120_000);
+});
