@@ -17,24 +17,29 @@ export interface SignatureHeaders {
 }
 
 /**
- * Signs `body` as the Standard Webhooks specification says: HMAC-SHA256, keyed with the
+ * Signs `body` as the Standard Webhooks specification says: HMAC-SHA256, keyed with each
  * secret's decoded bytes, of `${id}.${timestamp}.${body}`, sent as `v1,` and its base64.
- * The timestamp is the attempt's, in seconds, so that receivers can refuse old replays.
+ * Several secrets (the new one and, during a rotation's overlap, the previous one) give
+ * several signatures, separated by spaces, of which a receiver needs one to match. The
+ * timestamp is the attempt's, in seconds, so that receivers can refuse old replays.
  */
 export function signDelivery(
-  secret: string,
+  secrets: readonly string[],
   messageId: string,
   sentAt: Date,
   body: string,
 ): SignatureHeaders {
   const timestamp = String(Math.floor(sentAt.getTime() / 1000));
-  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
-  const signature = createHmac('sha256', key)
-    .update(`${messageId}.${timestamp}.${body}`)
-    .digest('base64');
+  const signatures = secrets.map((secret) => {
+    const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+    const signature = createHmac('sha256', key)
+      .update(`${messageId}.${timestamp}.${body}`)
+      .digest('base64');
+    return `v1,${signature}`;
+  });
   return {
     'webhook-id': messageId,
     'webhook-timestamp': timestamp,
-    'webhook-signature': `v1,${signature}`,
+    'webhook-signature': signatures.join(' '),
   };
 }

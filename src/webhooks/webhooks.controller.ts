@@ -27,9 +27,16 @@ import {
 } from '../common/openapi/api-error-response.decorator.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import {
+  DEFAULT_OVERLAP_SECONDS,
+  OVERLAP_LIMITS,
+  RotateWebhookSecretDto,
+} from './dto/rotate-webhook-secret.dto.js';
+import {
   CreatedWebhookDto,
   RedeliveryDto,
+  RotatedWebhookDto,
   toCreatedWebhookDto,
+  toRotatedWebhookDto,
   toWebhookDto,
   WebhookDto,
 } from './dto/webhook.dto.js';
@@ -121,6 +128,30 @@ export class WebhooksController {
   @ApiWebhookByIdResponses()
   async enable(@Param('id', ParseUUIDPipe) id: string): Promise<WebhookDto> {
     return toWebhookDto(await this.webhooks.enable(id));
+  }
+
+  @Post(':id/rotate-secret')
+  @HttpCode(HttpStatus.OK)
+  @RequiresScopes('webhooks:manage')
+  @ApiOperation({
+    operationId: 'rotateWebhookSecret',
+    summary: 'Give a subscription a new signing secret',
+    description: `The answer holds the new secret, shown this once. Until the overlap ends (overlapSeconds, ${DEFAULT_OVERLAP_SECONDS} s by default, at most ${OVERLAP_LIMITS.max}), every delivery carries two signatures in webhook-signature, space-separated as Standard Webhooks says: one with the new secret, one with the previous; a receiver holding either verifies it. After it, only the new one. Rotating again during an overlap retires the oldest secret at once.`,
+  })
+  @ApiWebhookIdParam()
+  @ApiBody({ type: RotateWebhookSecretDto, required: false })
+  @ApiOkResponse({ description: 'The subscription and its new secret', type: RotatedWebhookDto })
+  @ApiErrorResponse(
+    400,
+    'The id is not a UUID, or the body is not a JSON object, or overlapSeconds is not an integer within its bounds',
+  )
+  @ApiNotFoundResponse('webhook')
+  @ApiJsonBodyResponses()
+  async rotateSecret(
+    @Param('id', ParseUUIDPipe) id: string,
+    @Body() { overlapSeconds = DEFAULT_OVERLAP_SECONDS }: RotateWebhookSecretDto,
+  ): Promise<RotatedWebhookDto> {
+    return toRotatedWebhookDto(await this.webhooks.rotateSecret(id, overlapSeconds));
   }
 
   @Post(':id/redeliver')

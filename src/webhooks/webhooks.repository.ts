@@ -71,6 +71,7 @@ const FAN_OUT = `
  * has now), so a receiver that does not answer holds only its own; and the claim goes
  * round the subscriptions (each one's oldest due delivery, then each one's second…), so a
  * subscription with a backlog cannot crowd the others out of it. Disabled ones are skipped.
+ * The previous secret comes too while a rotation's overlap lasts.
  */
 const CLAIM_DUE = `
   WITH in_flight AS (
@@ -98,7 +99,9 @@ const CLAIM_DUE = `
   WHERE delivery.id = claimed.id AND subscription.id = delivery.subscription_id
   RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
             delivery.trace_context, subscription.id AS subscription_id, subscription.url,
-            subscription.secret`;
+            subscription.secret,
+            CASE WHEN subscription.previous_secret_expires_at > now()
+              THEN subscription.previous_secret END AS previous_secret`;
 
 /**
  * Records attempts' outcomes, each only if the delivery is still pending at the attempt
@@ -162,6 +165,19 @@ const ENABLE = `
   UPDATE webhook_subscriptions SET disabled_at = NULL, failing_since = NULL
   WHERE id = $1`;
 
+/**
+ * Gives subscription $1 the secret $2; the one it had signs too for $3 seconds more
+ * (0: not at all). A rotation during an overlap ends the earlier one: only the secret
+ * current until now stays valid beside the new one.
+ */
+const ROTATE_SECRET = `
+  UPDATE webhook_subscriptions
+  SET previous_secret = CASE WHEN $3::integer > 0 THEN secret END,
+      previous_secret_expires_at =
+        CASE WHEN $3::integer > 0 THEN now() + $3::integer * interval '1 second' END,
+      secret = $2
+  WHERE id = $1`;
+
 /** Subscriptions disabled for failing. */
 const DISABLED_COUNT = `
   SELECT count(*)::integer AS disabled FROM webhook_subscriptions WHERE disabled_at IS NOT NULL`;
@@ -190,7 +206,8 @@ export interface ClaimedDelivery {
   traceContext: string | null;
   subscriptionId: string;
   url: string;
-  secret: string;
+  /** The current secret, then the previous one while a rotation's overlap lasts. */
+  secrets: string[];
 }
 
 export interface DeliveryOutcome {
@@ -287,6 +304,7 @@ export class WebhooksRepository implements OnModuleInit {
       subscription_id: string;
       url: string;
       secret: string;
+      previous_secret: string | null;
     }>(CLAIM_DUE, [
       limit,
       leaseMs,
@@ -302,7 +320,7 @@ export class WebhooksRepository implements OnModuleInit {
       traceContext: row.trace_context,
       subscriptionId: row.subscription_id,
       url: row.url,
-      secret: row.secret,
+      secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret],
     }));
   }
 
@@ -339,6 +357,14 @@ export class WebhooksRepository implements OnModuleInit {
   /** @returns false when there is no such subscription. */
   async enable(id: string): Promise<boolean> {
     return ((await retryRefused(() => this.pool.query(ENABLE, [id]))).rowCount ?? 0) === 1;
+  }
+
+  /** @returns false when there is no such subscription. */
+  async rotateSecret(id: string, secret: string, overlapSeconds: number): Promise<boolean> {
+    const { rowCount } = await retryRefused(() =>
+      this.pool.query(ROTATE_SECRET, [id, secret, overlapSeconds]),
+    );
+    return rowCount === 1;
   }
 
   async disabledCount(): Promise<number> {

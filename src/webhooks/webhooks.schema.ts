@@ -6,6 +6,7 @@ import { CreateWebhooks1763900000000 } from '../../migrations/1763900000000-Crea
 import { IndexDueDeliveriesBySubscription1764000000000 } from '../../migrations/1764000000000-IndexDueDeliveriesBySubscription.js';
 import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000000-DisableFailingWebhooks.js';
 import { TraceWebhookDeliveries1764200000000 } from '../../migrations/1764200000000-TraceWebhookDeliveries.js';
+import { RotateWebhookSecrets1764300000000 } from '../../migrations/1764300000000-RotateWebhookSecrets.js';
 
 /** Subscriptions, the outbox of new-plant events, and their deliveries. */
 export const WEBHOOKS_SCHEMA: DatabaseSchema = {
@@ -15,5 +16,6 @@ export const WEBHOOKS_SCHEMA: DatabaseSchema = {
     IndexDueDeliveriesBySubscription1764000000000,
     DisableFailingWebhooks1764100000000,
     TraceWebhookDeliveries1764200000000,
+    RotateWebhookSecrets1764300000000,
   ],
 };

@@ -58,6 +58,18 @@ export class WebhooksService {
     return this.findOne(id);
   }
 
+  /**
+   * Gives the subscription a new secret, returned this once; the previous one signs
+   * deliveries too for `overlapSeconds` more, so that receivers can move to the new one
+   * without refusing a delivery.
+   */
+  async rotateSecret(id: string, overlapSeconds: number): Promise<WebhookSubscription> {
+    if (!(await this.webhooks.rotateSecret(id, generateSigningSecret(), overlapSeconds))) {
+      throw webhookNotFound(id);
+    }
+    return this.findOne(id);
+  }
+
   /** Sends the subscription's failed deliveries again, each from a first attempt. */
   async redeliverFailed(id: string): Promise<number> {
     await this.findOne(id);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   type CreatedWebhook,
   createPlantStoreClient,
@@ -334,6 +334,36 @@ describe('the typed client (@plant-store/client) against the running service', (
         webhookId: failingReceiver.received[0].headers['webhook-id'],
         plant: { id: 1n, name: 'Given up' },
       });
+    });
+
+    it('rotates a secret, answered this once; a receiver given several secrets verifies a delivery signed with any of them', async () => {
+      const rotated = await webhooks.rotateSecret(subscription.id, { overlapSeconds: 600 });
+      expect(rotated).toMatchObject({
+        id: subscription.id,
+        secret: expect.stringMatching(/^whsec_/),
+        previousSecretExpiresAt: expect.any(String),
+      });
+      expect(rotated.secret).not.toBe(subscription.secret);
+      const arrived = receiver.received.length;
+      await client.create({ id: 2n, name: 'Rotated' });
+      const { body, headers } = (await receiver.waitFor(arrived + 1))[arrived];
+      const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
+      for (const secrets of [
+        subscription.secret,
+        rotated.secret,
+        [otherSecret, subscription.secret],
+        [otherSecret, rotated.secret],
+      ]) {
+        expect(verifyNewPlantWebhook(secrets, body, headers).plant).toEqual({
+          id: 2n,
+          name: 'Rotated',
+        });
+      }
+      expect(() => verifyNewPlantWebhook([otherSecret], body, headers)).toThrow(
+        /does not verify: No matching signature found/,
+      );
+      expect((await failureOf(webhooks.rotateSecret(randomUUID()))).error).toBe(404);
+      subscription = { ...subscription, secret: rotated.secret };
     });
 
     it('deletes a subscription: reading or deleting it again throws a 404 PlantStoreError', async () => {

@@ -12,5 +12,6 @@ export function webhooksClient(api: TestApp, token: string | undefined) {
     delete: (id: string) => send('DELETE', `/webhooks/${id}`),
     redeliver: (id: string) => send('POST', `/webhooks/${id}/redeliver`),
     enable: (id: string) => send('POST', `/webhooks/${id}/enable`),
+    rotateSecret: (id: string, body?: Body) => send('POST', `/webhooks/${id}/rotate-secret`, body),
   };
 }

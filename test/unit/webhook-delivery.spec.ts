@@ -26,10 +26,20 @@ describe('signDelivery', () => {
   it('signs as the Standard Webhooks reference package verifies', () => {
     const secret = generateSigningSecret();
     const body = '{"id":9223372036854775807,"name":"Monstera"}';
-    const headers = signDelivery(secret, 'msg-1', new Date(), body);
+    const headers = signDelivery([secret], 'msg-1', new Date(), body);
     expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(() => new Webhook(secret).verify(body, { ...headers })).not.toThrow();
     expect(() => new Webhook(secret).verify(`${body} `, { ...headers })).toThrow();
+    expect(() => new Webhook(generateSigningSecret()).verify(body, { ...headers })).toThrow();
+  });
+
+  it('signs with each secret, space-separated, so that a receiver holding either one verifies', () => {
+    const [current, previous] = [generateSigningSecret(), generateSigningSecret()];
+    const body = '{"id":1,"name":"Fern"}';
+    const headers = signDelivery([current, previous], 'msg-2', new Date(), body);
+    expect(headers['webhook-signature']).toMatch(/^v1,\S{44} v1,\S{44}$/);
+    expect(() => new Webhook(current).verify(body, { ...headers })).not.toThrow();
+    expect(() => new Webhook(previous).verify(body, { ...headers })).not.toThrow();
     expect(() => new Webhook(generateSigningSecret()).verify(body, { ...headers })).toThrow();
   });
 });

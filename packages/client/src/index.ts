@@ -17,6 +17,8 @@ export {
   type PlantStoreClient,
   type PlantStoreClientOptions,
   type Redelivery,
+  type RotatedWebhook,
+  type SecretRotation,
   type StoredPlant,
   type Webhook,
   type WebhookSubscriptions,

@@ -16,7 +16,7 @@ export interface NewPlantWebhook {
   plant: NewPlant;
 }
 
-/** A delivery that is not signed with the subscription's secret, or signed too long ago. */
+/** A delivery that is not signed with any of the secrets given, or signed too long ago. */
 export class InvalidWebhookError extends Error {
   override name = 'InvalidWebhookError';
 }
@@ -39,26 +39,34 @@ function signatureHeaders(headers: WebhookHeaders): Record<string, string> {
 
 /**
  * Verifies a delivery of the service's `/plant/webhook` with the Standard Webhooks library:
- * its signature with the subscription's `secret` (`whsec_…`, from `webhooks.create`), and
- * its timestamp within 5 minutes of now. Give it the body as it arrived, before any JSON
- * parsing: the signature covers those bytes. Throws an InvalidWebhookError when the
- * delivery does not verify; answer that one 4xx and do not use it.
+ * its signature with the subscription's `secret` (`whsec_…`, from `webhooks.create` or
+ * `webhooks.rotateSecret`), and its timestamp within 5 minutes of now. While a receiver
+ * moves to a rotated secret, give it both, old and new: a delivery signed with either
+ * verifies. Give it the body as it arrived, before any JSON parsing: the signature covers
+ * those bytes. Throws an InvalidWebhookError when the delivery does not verify with any of
+ * them; answer that one 4xx and do not use it.
  */
 export function verifyNewPlantWebhook(
-  secret: string,
+  secrets: string | readonly string[],
   rawBody: string | Uint8Array,
   headers: WebhookHeaders,
 ): NewPlantWebhook {
   const body = typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody);
   const signed = signatureHeaders(headers);
-  try {
-    // Parsed below, not by the library: its JSON.parse would round the id.
-    new StandardWebhook(secret).verify(body, signed, { jsonParse: false });
-  } catch (failure) {
-    if (!(failure instanceof WebhookVerificationError)) throw failure;
-    throw new InvalidWebhookError(`the webhook delivery does not verify: ${failure.message}`, {
-      cause: failure,
-    });
+  const candidates = typeof secrets === 'string' ? [secrets] : secrets;
+  if (candidates.length === 0) throw new TypeError('verifyNewPlantWebhook needs a secret');
+  let refusal: WebhookVerificationError | undefined;
+  for (const secret of candidates) {
+    try {
+      // Parsed below, not by the library: its JSON.parse would round the id.
+      new StandardWebhook(secret).verify(body, signed, { jsonParse: false });
+      return { webhookId: signed['webhook-id'], plant: parseJson(body) as NewPlant };
+    } catch (failure) {
+      if (!(failure instanceof WebhookVerificationError)) throw failure;
+      refusal ??= failure;
+    }
   }
-  return { webhookId: signed['webhook-id'], plant: parseJson(body) as NewPlant };
+  throw new InvalidWebhookError(`the webhook delivery does not verify: ${refusal!.message}`, {
+    cause: refusal,
+  });
 }

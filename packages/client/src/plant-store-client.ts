@@ -16,6 +16,9 @@ export type CreatedWebhook = components['schemas']['CreatedWebhook'];
 /** A subscription with its delivery status, without its secret. */
 export type Webhook = components['schemas']['Webhook'];
 export type Redelivery = components['schemas']['Redelivery'];
+export type SecretRotation = components['schemas']['SecretRotation'];
+/** A subscription as rotate-secret answers it: with its new signing secret, shown this once. */
+export type RotatedWebhook = components['schemas']['RotatedWebhook'];
 
 export interface PlantsPage {
   plants: StoredPlant[];
@@ -63,6 +66,11 @@ export interface WebhookSubscriptions {
   redeliver(id: string): Promise<Redelivery>;
   /** Enables it again after it was disabled for failing; an enabled one stays as it is. */
   enable(id: string): Promise<Webhook>;
+  /**
+   * Gives it a new signing secret, answered this once; the previous one also signs every
+   * delivery for `overlapSeconds` more (a day by default, 0: retired at once).
+   */
+  rotateSecret(id: string, rotation?: SecretRotation): Promise<RotatedWebhook>;
 }
 
 /**
@@ -193,6 +201,14 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
       enable: async (id) =>
         bodyOf<Webhook>(
           await api.POST('/webhooks/{id}/enable', { params: { path: { id } }, parseAs }),
+        ),
+      rotateSecret: async (id, rotation = {}) =>
+        bodyOf<RotatedWebhook>(
+          await api.POST('/webhooks/{id}/rotate-secret', {
+            params: { path: { id } },
+            body: rotation,
+            parseAs,
+          }),
         ),
     },
   };

@@ -6,6 +6,16 @@ import {
 } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 
+/** DTOs of bodies that a request may leave out: an absent body is read as `{}`. */
+const OPTIONAL_BODIES = new WeakSet<Function>();
+
+/** Marks a body DTO whose every member is optional, so that the body itself may be absent. */
+export function OptionalBody(): ClassDecorator {
+  return (dto) => {
+    OPTIONAL_BODIES.add(dto);
+  };
+}
+
 /**
  * Bodies and parameters become DTO instances checked against their decorators. A body
  * must be a JSON object; unknown properties are dropped (the seed allows them, they are
@@ -26,7 +36,13 @@ export class RequestValidationPipe extends ValidationPipe {
     });
   }
 
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  override async transform(given: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const absentOptional =
+      metadata.type === 'body' &&
+      given === undefined &&
+      metadata.metatype !== undefined &&
+      OPTIONAL_BODIES.has(metadata.metatype);
+    const value = absentOptional ? {} : given;
     const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
     if (metadata.type === 'body' && !isObject) {
       throw new BadRequestException('the request body must be a JSON object');

@@ -82,6 +82,19 @@ export class CreatedWebhookDto extends WebhookDto {
   secret: string;
 }
 
+/** The answer to POST /webhooks/{id}/rotate-secret: the new secret, shown this once. */
+@ApiSchema({ name: 'RotatedWebhook' })
+export class RotatedWebhookDto extends CreatedWebhookDto {
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      'Until when deliveries are signed with the previous secret too; null when it was retired at once (an overlap of 0)',
+  })
+  previousSecretExpiresAt: string | null;
+}
+
 /** The answer to POST /webhooks/{id}/redeliver. */
 @ApiSchema({ name: 'Redelivery' })
 export class RedeliveryDto {
@@ -113,4 +126,11 @@ export function toWebhookDto(subscription: WebhookSubscription): WebhookDto {
 
 export function toCreatedWebhookDto(subscription: WebhookSubscription): CreatedWebhookDto {
   return { ...toWebhookDto(subscription), secret: subscription.secret };
+}
+
+export function toRotatedWebhookDto(subscription: WebhookSubscription): RotatedWebhookDto {
+  return {
+    ...toCreatedWebhookDto(subscription),
+    previousSecretExpiresAt: subscription.previousSecretExpiresAt?.toISOString() ?? null,
+  };
 }

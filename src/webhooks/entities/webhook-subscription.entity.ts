@@ -16,6 +16,14 @@ export class WebhookSubscription {
   @Column({ type: 'varchar', length: 64 })
   secret: string;
 
+  /** The secret before the last rotation: deliveries are signed with it too until it expires. */
+  @Column({ name: 'previous_secret', type: 'text', nullable: true })
+  previousSecret: string | null;
+
+  /** When the previous secret stops signing; null when there is none. */
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

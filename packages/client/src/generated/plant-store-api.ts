@@ -163,6 +163,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a subscription a new signing secret
+         * @description The answer holds the new secret, shown this once. Until the overlap ends (overlapSeconds, 86400 s by default, at most 604800), every delivery carries two signatures in webhook-signature, space-separated as Standard Webhooks says: one with the new secret, one with the previous; a receiver holding either verifies it. After it, only the new one. Rotating again during an overlap retires the oldest secret at once.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -352,6 +372,59 @@ export interface components {
              * @description When it was disabled for failing; null while enabled
              */
             disabledAt: string | null;
+        };
+        SecretRotation: {
+            /** @description How long the previous secret still signs deliveries, beside the new one, in seconds: 86400 (a day) when left out; 0 retires it at once */
+            overlapSeconds?: number;
+        };
+        RotatedWebhook: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Where new plants are POSTed
+             */
+            url: string;
+            /** @description Absent when none was given */
+            description?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a delivery was last attempted; null before the first
+             */
+            lastAttemptAt: string | null;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status at the last attempt; null when it did not answer
+             */
+            lastStatus: number | null;
+            /** @description Why the last attempt got no answer (time-out, refused address…); null otherwise */
+            lastError: string | null;
+            /**
+             * Format: int32
+             * @description Attempts that failed since the last success
+             */
+            failuresInARow: number;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the last success (or since it was enabled); null when the last attempt succeeded
+             */
+            failingSince: string | null;
+            /** @description false once every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS (5 days by default): nothing is sent to it until POST /webhooks/{id}/enable */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was disabled for failing; null while enabled
+             */
+            disabledAt: string | null;
+            /** @description The Standard Webhooks signing secret (`whsec_` and base64): shown once, keep it to verify deliveries */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until when deliveries are signed with the previous secret too; null when it was retired at once (an overlap of 0)
+             */
+            previousSecretExpiresAt: string | null;
         };
         Redelivery: {
             /**
@@ -1408,6 +1481,120 @@ export interface operations {
                 };
             };
             /** @description The id is not a UUID, or the request has a body that is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope webhooks:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description There is no webhook with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This token sent too many requests; retry later */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service failed unexpectedly */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or too slow; retry later */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SecretRotation"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedWebhook"];
+                };
+            };
+            /** @description The id is not a UUID, or the body is not a JSON object, or overlapSeconds is not an integer within its bounds */
             400: {
                 headers: {
                     [name: string]: unknown;
