@@ -1,6 +1,5 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ValidateIf } from 'class-validator';
-import { IsIntegerBetween } from '../../common/validation/is-integer-between.decorator.js';
+import { ApiSchema } from '@nestjs/swagger';
+import { IntegerProperty } from '../../common/validation/integer-property.decorator.js';
 import { OptionalBody } from '../../common/validation/validation.pipe.js';
 
 /** A day, as Svix gives: long enough to redeploy every receiver with the new secret. */
@@ -12,15 +11,10 @@ export const OVERLAP_LIMITS = { min: 0, max: 604_800 };
 @ApiSchema({ name: 'SecretRotation' })
 @OptionalBody()
 export class RotateWebhookSecretDto {
-  @ApiProperty({
-    type: 'integer',
+  // No `default` in the schema: openapi-typescript would make the property required.
+  @IntegerProperty(OVERLAP_LIMITS, {
     required: false,
-    minimum: OVERLAP_LIMITS.min,
-    maximum: OVERLAP_LIMITS.max,
-    // No `default` member: openapi-typescript would make the property required.
     description: `How long the previous secret still signs deliveries, beside the new one, in seconds: ${DEFAULT_OVERLAP_SECONDS} (a day) when left out; 0 retires it at once`,
   })
-  @ValidateIf((body: RotateWebhookSecretDto) => body.overlapSeconds !== undefined)
-  @IsIntegerBetween(OVERLAP_LIMITS.min, OVERLAP_LIMITS.max)
   overlapSeconds?: number;
 }

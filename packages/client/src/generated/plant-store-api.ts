@@ -374,7 +374,10 @@ export interface components {
             disabledAt: string | null;
         };
         SecretRotation: {
-            /** @description How long the previous secret still signs deliveries, beside the new one, in seconds: 86400 (a day) when left out; 0 retires it at once */
+            /**
+             * Format: int32
+             * @description How long the previous secret still signs deliveries, beside the new one, in seconds: 86400 (a day) when left out; 0 retires it at once
+             */
             overlapSeconds?: number;
         };
         RotatedWebhook: {
