@@ -322,9 +322,24 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
         slowestDeliveryMs: ms(Math.max(...latencies)),
       }),
     );
-    expect(
-      delivered.map((firsts) => [...acknowledged.keys()].filter((id) => !firsts.has(id))),
-    ).toEqual(receivers.map(() => []));
+    const undelivered = delivered.map((firsts) =>
+      [...acknowledged.keys()].filter((id) => !firsts.has(id)),
+    );
+    // Where each undelivered plant stands in the outbox, to say why.
+    const outbox =
+      undelivered.flat().length === 0
+        ? []
+        : await standby.query(
+            `SELECT 'delivery' AS row, payload, status, attempts,
+              round(extract(epoch FROM next_attempt_at - now()) * 1000) AS due_in_ms
+       FROM webhook_deliveries WHERE (payload::jsonb ->> 'id')::bigint = ANY($1::bigint[])
+       UNION ALL
+       SELECT 'event', payload, NULL, NULL, NULL
+       FROM webhook_events WHERE (payload::jsonb ->> 'id')::bigint = ANY($1::bigint[])`,
+            [[...new Set(undelivered.flat())]],
+            DATABASE,
+          );
+    expect(undelivered, JSON.stringify(outbox)).toEqual(receivers.map(() => []));
     receivers.forEach((receiver, index) => {
       for (const delivery of receiver.received) verifySignature(secrets[index], delivery);
     });
