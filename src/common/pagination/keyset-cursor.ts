@@ -61,3 +61,10 @@ export function pageOf<Item>(
   const items = rows.slice(0, limit);
   return { items, nextCursor: encodeCursor(keyOf(items[items.length - 1])) };
 }
+
+/** A UUID as PostgreSQL writes one (lower case, hyphenated): the key of a list by UUID. */
+export function readUuid(text: string): string | undefined {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(text)
+    ? text
+    : undefined;
+}
