@@ -1,3 +1,4 @@
+import { AUDIT_SCHEMA } from './audit/audit.schema.js';
 import { AUTH_SCHEMA } from './auth/auth.schema.js';
 import { gatherSchemas } from './database/database-schema.js';
 import { PLANTS_SCHEMA } from './plants/plants.schema.js';
@@ -8,4 +9,9 @@ import { WEBHOOKS_SCHEMA } from './webhooks/webhooks.schema.js';
  * are in src/app.scopes.ts). The service, the migration CLI and the TypeORM CLI all read
  * this one list.
  */
-export const APP_SCHEMA = gatherSchemas([PLANTS_SCHEMA, AUTH_SCHEMA, WEBHOOKS_SCHEMA]);
+export const APP_SCHEMA = gatherSchemas([
+  PLANTS_SCHEMA,
+  AUTH_SCHEMA,
+  WEBHOOKS_SCHEMA,
+  AUDIT_SCHEMA,
+]);

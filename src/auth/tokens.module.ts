@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
 import { ApiToken } from './entities/api-token.entity.js';
 import { GrantableScopes } from './scopes.js';
 import { TokensService } from './tokens.service.js';
@@ -24,7 +25,7 @@ const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
  * feature modules declare (src/app.scopes.ts).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiToken])],
+  imports: [TypeOrmModule.forFeature([ApiToken]), AuditModule],
   providers: [
     TokensService,
     {

@@ -11,6 +11,7 @@ export async function createIndexConcurrently(
   queryRunner: QueryRunner,
   name: string,
   definition: string,
+  { unique = false }: { unique?: boolean } = {},
 ): Promise<void> {
   const invalid: unknown[] = await queryRunner.query(
     `SELECT 1 FROM pg_index JOIN pg_class ON pg_class.oid = pg_index.indexrelid
@@ -19,5 +20,7 @@ export async function createIndexConcurrently(
     [name],
   );
   if (invalid.length > 0) await queryRunner.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
-  await queryRunner.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${definition}`);
+  await queryRunner.query(
+    `CREATE ${unique ? 'UNIQUE ' : ''}INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${definition}`,
+  );
 }

@@ -11,10 +11,19 @@ export interface DatabaseSchema {
   migrations: SchemaClass[];
 }
 
-/** The modules' schemas as one: listed, not globbed, so it works compiled, under Vitest and in the TypeORM CLI. */
+/** A migration's timestamp, the digits its class name ends with. */
+const timestampOf = ({ name }: SchemaClass) => Number(/\d+$/.exec(name)?.[0]);
+
+/**
+ * The modules' schemas as one: listed, not globbed, so it works compiled, under Vitest and
+ * in the TypeORM CLI. The migrations in the order they run, their timestamps', whichever
+ * module each belongs to.
+ */
 export function gatherSchemas(schemas: DatabaseSchema[]): DatabaseSchema {
   return {
     entities: schemas.flatMap(({ entities }) => entities),
-    migrations: schemas.flatMap(({ migrations }) => migrations),
+    migrations: schemas
+      .flatMap(({ migrations }) => migrations)
+      .sort((a, b) => timestampOf(a) - timestampOf(b)),
   };
 }

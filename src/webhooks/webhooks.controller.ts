@@ -18,6 +18,8 @@ import {
   ApiOkResponse,
   ApiOperation,
 } from '@nestjs/swagger';
+import type { Actor } from '../audit/actor.js';
+import { RequestActor } from '../audit/request-actor.decorator.js';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
 import { ApiNotFoundResponse, ApiUuidIdParam } from '../common/openapi/api-by-id.decorators.js';
 import {
@@ -73,8 +75,11 @@ export class WebhooksController {
     'The body is invalid, or the URL is not http(s), carries credentials, names port 0, does not resolve, or resolves to a loopback, private or link-local address (as IPv4 or embedded in IPv6)',
   )
   @ApiJsonBodyResponses()
-  async create(@Body() body: CreateWebhookDto): Promise<CreatedWebhookDto> {
-    return toCreatedWebhookDto(await this.webhooks.create(body));
+  async create(
+    @Body() body: CreateWebhookDto,
+    @RequestActor() actor: Actor,
+  ): Promise<CreatedWebhookDto> {
+    return toCreatedWebhookDto(await this.webhooks.create(body, actor));
   }
 
   @Get()
@@ -110,8 +115,11 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiNoContentResponse({ description: 'The subscription is deleted' })
   @ApiWebhookByIdResponses()
-  async delete(@Param('id', ParseUUIDPipe) id: string): Promise<void> {
-    await this.webhooks.delete(id);
+  async delete(
+    @Param('id', ParseUUIDPipe) id: string,
+    @RequestActor() actor: Actor,
+  ): Promise<void> {
+    await this.webhooks.delete(id, actor);
   }
 
   @Post(':id/enable')
@@ -126,8 +134,11 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiOkResponse({ description: 'The subscription, enabled', type: WebhookDto })
   @ApiWebhookByIdResponses()
-  async enable(@Param('id', ParseUUIDPipe) id: string): Promise<WebhookDto> {
-    return toWebhookDto(await this.webhooks.enable(id));
+  async enable(
+    @Param('id', ParseUUIDPipe) id: string,
+    @RequestActor() actor: Actor,
+  ): Promise<WebhookDto> {
+    return toWebhookDto(await this.webhooks.enable(id, actor));
   }
 
   @Post(':id/rotate-secret')
@@ -150,8 +161,9 @@ export class WebhooksController {
   async rotateSecret(
     @Param('id', ParseUUIDPipe) id: string,
     @Body() { overlapSeconds = DEFAULT_OVERLAP_SECONDS }: RotateWebhookSecretDto,
+    @RequestActor() actor: Actor,
   ): Promise<RotatedWebhookDto> {
-    return toRotatedWebhookDto(await this.webhooks.rotateSecret(id, overlapSeconds));
+    return toRotatedWebhookDto(await this.webhooks.rotateSecret(id, overlapSeconds, actor));
   }
 
   @Post(':id/redeliver')
@@ -166,7 +178,10 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiAcceptedResponse({ description: 'How many deliveries are queued again', type: RedeliveryDto })
   @ApiWebhookByIdResponses()
-  async redeliver(@Param('id', ParseUUIDPipe) id: string): Promise<RedeliveryDto> {
-    return { redelivered: await this.webhooks.redeliverFailed(id) };
+  async redeliver(
+    @Param('id', ParseUUIDPipe) id: string,
+    @RequestActor() actor: Actor,
+  ): Promise<RedeliveryDto> {
+    return { redelivered: await this.webhooks.redeliverFailed(id, actor) };
   }
 }

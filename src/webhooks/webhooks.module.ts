@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseNotificationsModule } from '../database/database-notifications.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
@@ -22,6 +23,7 @@ import { WebhooksService } from './webhooks.service.js';
     PlantsModule,
     MetricsModule,
     DatabaseNotificationsModule,
+    AuditModule,
   ],
   controllers: [WebhooksController],
   providers: [

@@ -1,9 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
-import type { Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
 import { postgresPool } from '../database/postgres-pool.js';
-import { retryRefused } from '../database/retry-refused.js';
 import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
@@ -160,10 +159,24 @@ const DISABLE_FAILING = `
          (SELECT count(*) FROM given_up WHERE subscription_id = disabled.id)::integer AS given_up
   FROM disabled`;
 
-/** Enables a subscription again; its failures are counted from now on. */
+/**
+ * Enables subscription $1 again, its failures counted from now on; answers when it had
+ * been disabled (null: it was enabled), or nothing when there is no such subscription.
+ */
 const ENABLE = `
-  UPDATE webhook_subscriptions SET disabled_at = NULL, failing_since = NULL
-  WHERE id = $1`;
+  WITH enabled AS (
+    UPDATE webhook_subscriptions AS subscription
+    SET disabled_at = NULL, failing_since = NULL
+    FROM webhook_subscriptions AS before
+    WHERE subscription.id = $1 AND before.id = subscription.id
+    RETURNING before.disabled_at
+  )
+  SELECT disabled_at FROM enabled`;
+
+/** Deletes subscription $1 and its deliveries; answers its URL, or nothing when there is none. */
+const DELETE = `
+  WITH deleted AS (DELETE FROM webhook_subscriptions WHERE id = $1 RETURNING url)
+  SELECT url FROM deleted`;
 
 /**
  * Gives subscription $1 the secret $2; the one it had signs too for $3 seconds more
@@ -171,12 +184,16 @@ const ENABLE = `
  * current until now stays valid beside the new one.
  */
 const ROTATE_SECRET = `
-  UPDATE webhook_subscriptions
-  SET previous_secret = CASE WHEN $3::integer > 0 THEN secret END,
-      previous_secret_expires_at =
-        CASE WHEN $3::integer > 0 THEN now() + $3::integer * interval '1 second' END,
-      secret = $2
-  WHERE id = $1`;
+  WITH rotated AS (
+    UPDATE webhook_subscriptions
+    SET previous_secret = CASE WHEN $3::integer > 0 THEN secret END,
+        previous_secret_expires_at =
+          CASE WHEN $3::integer > 0 THEN now() + $3::integer * interval '1 second' END,
+        secret = $2
+    WHERE id = $1
+    RETURNING previous_secret_expires_at
+  )
+  SELECT previous_secret_expires_at FROM rotated`;
 
 /** Subscriptions disabled for failing. */
 const DISABLED_COUNT = `
@@ -189,11 +206,18 @@ const QUEUE_AGE = `
     (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending')
   )), 0)::float8 AS seconds`;
 
-/** Sends a subscription's failed deliveries again, from a first attempt, at once; answers how many. */
+/**
+ * Sends subscription $1's failed deliveries again, from a first attempt, at once; answers
+ * how many, or nothing when there is no such subscription.
+ */
 const REDELIVER_FAILED = `
-  UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now()
-  WHERE subscription_id = $1 AND status = 'failed'
-  RETURNING ${WAKE_THE_WORKERS}`;
+  WITH redelivered AS (
+    UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now()
+    WHERE subscription_id = $1 AND status = 'failed'
+    RETURNING ${WAKE_THE_WORKERS}
+  )
+  SELECT (SELECT count(*) FROM redelivered)::integer AS redelivered
+  FROM webhook_subscriptions WHERE id = $1`;
 
 /** A delivery taken by this process, with what sending it needs. */
 export interface ClaimedDelivery {
@@ -256,8 +280,12 @@ export class WebhooksRepository implements OnModuleInit {
     this.createdPlants.add(NEW_PLANT_EVENTS);
   }
 
-  create(subscription: Pick<WebhookSubscription, 'url' | 'description' | 'secret'>) {
-    return retryRefused(() => this.subscriptions.save(this.subscriptions.create(subscription)));
+  /** In `manager`'s transaction, as are the other changes a person makes (see AuditTrail). */
+  create(
+    manager: EntityManager,
+    subscription: Pick<WebhookSubscription, 'url' | 'description' | 'secret'>,
+  ): Promise<WebhookSubscription> {
+    return manager.save(manager.create(WebhookSubscription, subscription));
   }
 
   list(): Promise<WebhookSubscription[]> {
@@ -268,15 +296,21 @@ export class WebhooksRepository implements OnModuleInit {
     return this.subscriptions.findOneBy({ id });
   }
 
-  /** @returns false when there is no such subscription. Its deliveries go with it. */
-  async delete(id: string): Promise<boolean> {
-    return (await retryRefused(() => this.subscriptions.delete({ id }))).affected === 1;
+  /**
+   * Deletes the subscription, and its deliveries with it.
+   * @returns what it was sent to; null when there is no such subscription.
+   */
+  async delete(manager: EntityManager, id: string): Promise<{ url: string } | null> {
+    const [deleted]: { url: string }[] = await manager.query(DELETE, [id]);
+    return deleted ?? null;
   }
 
-  async redeliverFailed(subscriptionId: string): Promise<number> {
-    return (
-      (await retryRefused(() => this.pool.query(REDELIVER_FAILED, [subscriptionId]))).rowCount ?? 0
-    );
+  /** @returns how many deliveries are sent again; null when there is no such subscription. */
+  async redeliverFailed(manager: EntityManager, subscriptionId: string): Promise<number | null> {
+    const [subscription]: { redelivered: number }[] = await manager.query(REDELIVER_FAILED, [
+      subscriptionId,
+    ]);
+    return subscription?.redelivered ?? null;
   }
 
   /**
@@ -354,17 +388,33 @@ export class WebhooksRepository implements OnModuleInit {
     }));
   }
 
-  /** @returns false when there is no such subscription. */
-  async enable(id: string): Promise<boolean> {
-    return ((await retryRefused(() => this.pool.query(ENABLE, [id]))).rowCount ?? 0) === 1;
+  /**
+   * @returns when the subscription had been disabled (null: it was enabled already);
+   * undefined when there is no such subscription.
+   */
+  async enable(
+    manager: EntityManager,
+    id: string,
+  ): Promise<{ disabledAt: Date | null } | undefined> {
+    const [enabled]: { disabled_at: Date | null }[] = await manager.query(ENABLE, [id]);
+    return enabled && { disabledAt: enabled.disabled_at };
   }
 
-  /** @returns false when there is no such subscription. */
-  async rotateSecret(id: string, secret: string, overlapSeconds: number): Promise<boolean> {
-    const { rowCount } = await retryRefused(() =>
-      this.pool.query(ROTATE_SECRET, [id, secret, overlapSeconds]),
+  /**
+   * @returns when the previous secret stops signing (null: it stopped at once); undefined
+   * when there is no such subscription.
+   */
+  async rotateSecret(
+    manager: EntityManager,
+    id: string,
+    secret: string,
+    overlapSeconds: number,
+  ): Promise<{ previousSecretExpiresAt: Date | null } | undefined> {
+    const [rotated]: { previous_secret_expires_at: Date | null }[] = await manager.query(
+      ROTATE_SECRET,
+      [id, secret, overlapSeconds],
     );
-    return rowCount === 1;
+    return rotated && { previousSecretExpiresAt: rotated.previous_secret_expires_at };
   }
 
   async disabledCount(): Promise<number> {

@@ -1,4 +1,7 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import type { Actor } from '../audit/actor.js';
+import { AuditTrail } from '../audit/audit-trail.js';
+import { retryRefused } from '../database/retry-refused.js';
 import type { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import type { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy, ReceiverRefusedError } from './receiver-address.js';
@@ -9,16 +12,18 @@ import { WebhooksRepository } from './webhooks.repository.js';
 /**
  * Subscriptions to new plants. A receiver must be on a public address (or allowed by
  * WEBHOOK_ALLOWED_HOSTS) when it is registered; the delivery worker checks again at each
- * attempt. Its secret is generated here and shown once, in the create's answer.
+ * attempt. Its secret is generated here and shown once, in the create's answer. Each
+ * change is recorded in the audit trail, with `actor`, in the transaction that makes it.
  */
 @Injectable()
 export class WebhooksService {
   constructor(
     private readonly webhooks: WebhooksRepository,
     private readonly receivers: ReceiverAddressPolicy,
+    private readonly audit: AuditTrail,
   ) {}
 
-  async create({ url, description }: CreateWebhookDto): Promise<WebhookSubscription> {
+  async create({ url, description }: CreateWebhookDto, actor: Actor): Promise<WebhookSubscription> {
     let receiver: URL;
     try {
       receiver = parseReceiverUrl(url);
@@ -27,11 +32,23 @@ export class WebhooksService {
       if (error instanceof ReceiverRefusedError) throw new BadRequestException(error.message);
       throw error;
     }
-    return this.webhooks.create({
-      url: receiver.href,
-      description: description ?? null,
-      secret: generateSigningSecret(),
-    });
+    const secret = generateSigningSecret();
+    return retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const created = await this.webhooks.create(manager, {
+          url: receiver.href,
+          description: description ?? null,
+          secret,
+        });
+        await record({
+          event: 'webhook_subscription.created',
+          subjectId: created.id,
+          actor,
+          details: { url: withoutQuery(created.url), description: created.description },
+        });
+        return created;
+      }),
+    );
   }
 
   list(): Promise<WebhookSubscription[]> {
@@ -45,16 +62,38 @@ export class WebhooksService {
   }
 
   /** Its deliveries not sent yet are dropped with it. */
-  async delete(id: string): Promise<void> {
-    if (!(await this.webhooks.delete(id))) throw webhookNotFound(id);
+  async delete(id: string, actor: Actor): Promise<void> {
+    await retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const deleted = await this.webhooks.delete(manager, id);
+        if (!deleted) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.deleted',
+          subjectId: id,
+          actor,
+          details: { url: withoutQuery(deleted.url) },
+        });
+      }),
+    );
   }
 
   /**
    * Enables a subscription disabled for failing (or leaves an enabled one as it is); its
-   * failures are counted from now on.
+   * failures are counted from now on. Recorded either way: someone asked.
    */
-  async enable(id: string): Promise<WebhookSubscription> {
-    if (!(await this.webhooks.enable(id))) throw webhookNotFound(id);
+  async enable(id: string, actor: Actor): Promise<WebhookSubscription> {
+    await retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const enabled = await this.webhooks.enable(manager, id);
+        if (!enabled) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.enabled',
+          subjectId: id,
+          actor,
+          details: { disabledAt: enabled.disabledAt },
+        });
+      }),
+    );
     return this.findOne(id);
   }
 
@@ -63,18 +102,49 @@ export class WebhooksService {
    * deliveries too for `overlapSeconds` more, so that receivers can move to the new one
    * without refusing a delivery.
    */
-  async rotateSecret(id: string, overlapSeconds: number): Promise<WebhookSubscription> {
-    if (!(await this.webhooks.rotateSecret(id, generateSigningSecret(), overlapSeconds))) {
-      throw webhookNotFound(id);
-    }
+  async rotateSecret(
+    id: string,
+    overlapSeconds: number,
+    actor: Actor,
+  ): Promise<WebhookSubscription> {
+    const secret = generateSigningSecret();
+    await retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const rotated = await this.webhooks.rotateSecret(manager, id, secret, overlapSeconds);
+        if (!rotated) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.secret_rotated',
+          subjectId: id,
+          actor,
+          details: { overlapSeconds, previousSecretExpiresAt: rotated.previousSecretExpiresAt },
+        });
+      }),
+    );
     return this.findOne(id);
   }
 
   /** Sends the subscription's failed deliveries again, each from a first attempt. */
-  async redeliverFailed(id: string): Promise<number> {
-    await this.findOne(id);
-    return this.webhooks.redeliverFailed(id);
+  async redeliverFailed(id: string, actor: Actor): Promise<number> {
+    return retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const redelivered = await this.webhooks.redeliverFailed(manager, id);
+        if (redelivered === null) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.redelivered',
+          subjectId: id,
+          actor,
+          details: { redelivered },
+        });
+        return redelivered;
+      }),
+    );
   }
+}
+
+/** A receiver URL as the audit trail keeps it: a query string may hold a key of the receiver's. */
+function withoutQuery(url: string): string {
+  const receiver = new URL(url);
+  return `${receiver.origin}${receiver.pathname}`;
 }
 
 function webhookNotFound(id: string): NotFoundException {

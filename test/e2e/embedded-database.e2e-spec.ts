@@ -15,6 +15,7 @@ import { EmbeddedPostgresServer } from '../../src/database/embedded-postgres.js'
 import { loginEnvironment } from '../support/login-environment.js';
 import { postmasterPid as postmasterOf } from '../support/embedded-server.js';
 import { buildApp } from '../support/test-app.js';
+import { cliActor } from '../../src/audit/actor.js';
 
 const quiet = { log: () => undefined };
 const runningAsRoot = process.getuid?.() === 0;
@@ -41,10 +42,9 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
 
   it('initialises it on first start, keeps the data across restarts, and stops it on close', async () => {
     const first = await buildApp(config());
-    const { secret } = await first.get(TokensService).create({
-      name: 'embedded',
-      scopes: ['plants:write'],
-    });
+    const { secret } = await first
+      .get(TokensService)
+      .create({ name: 'embedded', scopes: ['plants:write'] }, cliActor());
     const created = await createPlant(first, secret, '{"id":9223372036854775807,"name":"Kept"}');
     expect(created.statusCode).toBe(200);
     expect(existsSync(postmasterPid())).toBe(true);
@@ -71,7 +71,7 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
 
     const { secret } = await owner
       .get(TokensService)
-      .create({ name: 'owner', scopes: ['plants:write'] });
+      .create({ name: 'owner', scopes: ['plants:write'] }, cliActor());
     const replay = await createPlant(owner, secret, '{"id":1,"name":"From the guest"}');
     expect(replay.statusCode).toBe(200);
     await owner.close();
@@ -84,10 +84,9 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
     await cli.onApplicationShutdown();
     expect(existsSync(postmasterPid())).toBe(true);
 
-    const { secret } = await service.get(TokensService).create({
-      name: 'after-the-cli',
-      scopes: ['plants:write'],
-    });
+    const { secret } = await service
+      .get(TokensService)
+      .create({ name: 'after-the-cli', scopes: ['plants:write'] }, cliActor());
     expect((await createPlant(service, secret, '{"id":2,"name":"Still served"}')).statusCode).toBe(
       200,
     );

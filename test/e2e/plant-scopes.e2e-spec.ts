@@ -3,6 +3,7 @@ import type { Scope } from '../../src/auth/scopes.js';
 import { TokensService } from '../../src/auth/tokens.service.js';
 import { expectError, plantsClient } from '../support/plants-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { cliActor } from '../../src/audit/actor.js';
 
 /** Every plant operation, the scope it needs, and a request it would otherwise carry out. */
 const OPERATIONS: Array<{ method: string; url: string; body?: object; scope: Scope }> = [
@@ -42,7 +43,7 @@ describe('scopes of the plant operations', () => {
     it('answers 401 for an expired token and for a revoked one', async () => {
       expectError(await send(await api.issueToken({ expiresInMs: -1000 })), 401, /expired/);
       const revoked = await api.issueToken({ name: 'to-revoke' });
-      await api.app.get(TokensService).revoke('to-revoke');
+      await api.app.get(TokensService).revoke('to-revoke', cliActor());
       expectError(await send(revoked), 401, /revoked/);
     });
 

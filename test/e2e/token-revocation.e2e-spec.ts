@@ -5,6 +5,7 @@ import { TokensService } from '../../src/auth/tokens.service.js';
 import { VerifiedTokenCache } from '../../src/auth/verified-token-cache.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { cliActor } from '../../src/audit/actor.js';
 
 /** Far longer than the test: only a revocation notice can make the service forget a token. */
 const ONE_HOUR_MS = 3_600_000;
@@ -47,7 +48,7 @@ describe('a token revoked by another process (the token CLI)', () => {
     expect((await createPlant(secret)).statusCode).toBe(200);
 
     const cli = await tokenCli();
-    expect(await cli.get(TokensService).revoke('revoked-elsewhere')).toBe(true);
+    expect(await cli.get(TokensService).revoke('revoked-elsewhere', cliActor())).toBe(true);
     await cli.close();
 
     // The notice travels through PostgreSQL; wait for it without assuming how long it takes.

@@ -13,6 +13,7 @@ import {
   type TestDatabase,
   type TestDatabaseOptions,
 } from './test-database.js';
+import { cliActor } from '../../src/audit/actor.js';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -75,9 +76,14 @@ export async function createTestApp(
       return response;
     },
     issueToken: async ({ scopes = ['plants:read', 'plants:write'], expiresInMs, name } = {}) =>
-      (await tokens.create({ name: name ?? `test-${++tokenCounter}`, scopes, expiresInMs })).secret,
+      (
+        await tokens.create(
+          { name: name ?? `test-${++tokenCounter}`, scopes, expiresInMs },
+          cliActor(),
+        )
+      ).secret,
     revokeToken: async (name) => {
-      await tokens.revoke(name);
+      await tokens.revoke(name, cliActor());
     },
     close: async () => {
       await app.close();

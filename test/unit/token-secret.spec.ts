@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseLifetime } from '../../src/auth/token-lifetime.js';
+import { parseLifetime, parseOverlap } from '../../src/auth/token-lifetime.js';
 import { TokenRequestError } from '../../src/auth/token-request.error.js';
 import { generateTokenSecret, hashTokenSecret } from '../../src/auth/token-secret.js';
 
@@ -25,6 +25,7 @@ describe('token secrets', () => {
 
 describe('parseLifetime', () => {
   it.each([
+    ['45s', 45_000],
     ['30m', 30 * 60_000],
     ['12h', 12 * 3_600_000],
     ['90d', 90 * 86_400_000],
@@ -34,5 +35,20 @@ describe('parseLifetime', () => {
 
   it.each([['0d'], ['5y'], ['12'], ['-1h'], ['1.5h'], ['']])('refuses %j', (text) => {
     expect(() => parseLifetime(text)).toThrow(TokenRequestError);
+  });
+});
+
+describe('parseOverlap', () => {
+  it.each([
+    ['0', 0],
+    ['30s', 30_000],
+    ['1h', 3_600_000],
+    ['7d', 7 * 86_400_000],
+  ])('reads %s', (text, ms) => {
+    expect(parseOverlap(text)).toBe(ms);
+  });
+
+  it.each([['0s'], ['-1h'], ['1h30m'], ['']])('refuses %j', (text) => {
+    expect(() => parseOverlap(text)).toThrow(TokenRequestError);
   });
 });

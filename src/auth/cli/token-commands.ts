@@ -1,8 +1,15 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type Actor, cliActor } from '../../audit/actor.js';
 import type { ApiToken } from '../entities/api-token.entity.js';
 import type { GrantableScopes } from '../scopes.js';
-import { parseLifetime } from '../token-lifetime.js';
+import { parseLifetime, parseOverlap } from '../token-lifetime.js';
 import type { TokensService } from '../tokens.service.js';
+
+/**
+ * How long a rotated token keeps working by default: a day to roll the new one out to
+ * every client, as for a webhook secret. After a leak, rotate with --overlap 0.
+ */
+export const DEFAULT_OVERLAP = '24h';
 
 /** The CLI's help, naming the scopes the feature modules declare. */
 export const tokenUsage = (scopes: GrantableScopes) => `Usage:
@@ -10,10 +17,17 @@ export const tokenUsage = (scopes: GrantableScopes) => `Usage:
       prints the new token, and only the token, on stdout (it is shown once);
       --scopes is a comma-separated list of ${scopes.all.join(', ')};
       --replace first revokes the live token with that name, if there is one
+  token rotate --name NAME [--overlap ${DEFAULT_OVERLAP}|1h|30s|0] [--expires-in 30m|12h|90d]
+      prints a new token with the old one's scopes, which takes over the name; the old
+      token keeps working until the overlap ends (${DEFAULT_OVERLAP} by default; 0: now), then is
+      refused; the new token's lifetime is the old one's unless --expires-in says
   token list [--json]
-      shows id, name, scopes, expiry, last use and status (never the secret)
+      shows id, name, scopes, expiry, last use and status (never the secret): active,
+      rotating (rotated, works until its expiry), rotated, expired or revoked
   token revoke NAME
-      revokes the live token with that name`;
+      revokes the live token with that name, and one rotated whose overlap runs on
+Each create, rotate and revoke is recorded in the audit trail, with your OS user, and
+logged on stderr.`;
 
 /** Where a command writes: the token or listing on `out`, everything else on `err`. */
 export interface CommandOutput {
@@ -39,6 +53,7 @@ export async function runTokenCommand(
   argv: string[],
   tokens: TokensService,
   output: CommandOutput,
+  actor: Actor = cliActor(),
 ): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -54,16 +69,48 @@ export async function runTokenCommand(
       });
       if (!values.name) throw new UsageError('token create needs --name NAME');
       const expiresIn = values['expires-in'];
-      const { secret } = await tokens.create({
-        name: values.name,
-        scopes: values.scopes
-          ?.split(',')
-          .map((scope) => scope.trim())
-          .filter(Boolean),
-        expiresInMs: expiresIn === undefined ? undefined : parseLifetime(expiresIn),
-        replace: values.replace,
-      });
+      const { secret } = await tokens.create(
+        {
+          name: values.name,
+          scopes: values.scopes
+            ?.split(',')
+            .map((scope) => scope.trim())
+            .filter(Boolean),
+          expiresInMs: expiresIn === undefined ? undefined : parseLifetime(expiresIn),
+          replace: values.replace,
+        },
+        actor,
+      );
       output.out(`${secret}\n`);
+      return 0;
+    }
+    case 'rotate': {
+      const { values } = parseArguments({
+        args: rest,
+        options: {
+          name: { type: 'string' },
+          overlap: { type: 'string', default: DEFAULT_OVERLAP },
+          'expires-in': { type: 'string' },
+        },
+      });
+      if (!values.name) throw new UsageError('token rotate needs --name NAME');
+      const expiresIn = values['expires-in'];
+      const rotated = await tokens.rotate(
+        {
+          name: values.name,
+          overlapMs: parseOverlap(values.overlap),
+          expiresInMs: expiresIn === undefined ? undefined : parseLifetime(expiresIn),
+        },
+        actor,
+      );
+      if (!rotated) {
+        output.err(`no live token named "${values.name}"\n`);
+        return 1;
+      }
+      output.out(`${rotated.secret}\n`);
+      output.err(
+        `the old token "${values.name}" works until ${rotated.overlapEndsAt.toISOString()}\n`,
+      );
       return 0;
     }
     case 'list': {
@@ -77,7 +124,7 @@ export async function runTokenCommand(
     case 'revoke': {
       const { positionals } = parseArguments({ args: rest, allowPositionals: true });
       if (positionals.length !== 1) throw new UsageError('token revoke needs exactly one NAME');
-      if (!(await tokens.revoke(positionals[0]))) {
+      if (!(await tokens.revoke(positionals[0], actor))) {
         output.err(`no live token named "${positionals[0]}"\n`);
         return 1;
       }
@@ -91,11 +138,16 @@ export async function runTokenCommand(
 
 function describe(token: ApiToken) {
   const now = new Date();
+  const ended = token.expiresAt !== null && token.expiresAt <= now;
   const status = token.revokedAt
     ? 'revoked'
-    : token.expiresAt && token.expiresAt <= now
-      ? 'expired'
-      : 'active';
+    : token.rotatedAt
+      ? ended
+        ? 'rotated'
+        : 'rotating'
+      : ended
+        ? 'expired'
+        : 'active';
   return {
     id: token.id,
     name: token.name,
