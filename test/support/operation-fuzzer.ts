@@ -295,12 +295,19 @@ class OperationFuzzer {
     const statuses = new Map(fuzzed.map(({ operationId }) => [operationId, new Set<number>()]));
     for (const operation of this.inOrder(fuzzed)) {
       const answered = statuses.get(operation.operationId) ?? new Set<number>();
-      await fc.assert(
+      const run = await fc.check(
         fc.asyncProperty(this.drafts(operation), async (draft) => {
           answered.add(await this.exercise(operation, draft));
         }),
         { ...fuzzParameters(this.options.runsPerOperation), endOnFailure: true },
       );
+      if (run.failed) {
+        const cause =
+          run.errorInstance instanceof Error ? run.errorInstance.message : run.errorInstance;
+        throw new Error(
+          `fuzzing ${operation.operationId} failed at request ${run.numRuns} (FUZZ_SEED=${run.seed}): ${cause}`,
+        );
+      }
     }
     return { operations: fuzzed, statuses };
   }

@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -39,12 +40,13 @@ export type Customize = (module: TestingModuleBuilder) => TestingModuleBuilder;
 /**
  * The real application (AppModule with every global) on a fresh database of its own,
  * built by the Nest test harness exactly as main.ts builds it. It logs nothing unless
- * `env` sets LOG_LEVEL.
+ * `env` sets LOG_LEVEL. `modules` are imported beside AppModule (a test's own fixture).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
   customize?: Customize,
   databaseOptions?: TestDatabaseOptions,
+  modules: Type[] = [],
 ): Promise<TestApp> {
   const database = await createTestDatabase(databaseOptions);
   const app = await buildApp(
@@ -55,6 +57,7 @@ export async function createTestApp(
       DATABASE_URL: database.url,
     }),
     customize,
+    modules,
   );
   const tokens = app.get(TokensService);
   // From an address of its own, so as not to spend the tests' rate limit budget.
@@ -96,9 +99,10 @@ export async function createTestApp(
 export async function buildApp(
   config: AppConfig,
   customize: Customize = (module) => module,
+  modules: Type[] = [],
 ): Promise<NestFastifyApplication> {
   const moduleRef = await customize(
-    Test.createTestingModule({ imports: [AppModule] })
+    Test.createTestingModule({ imports: [AppModule, ...modules] })
       .overrideProvider(AppConfig)
       .useValue(config),
   ).compile();
