@@ -27,6 +27,21 @@ export interface PreviousReleaseBuild extends PreviousRelease {
  * node_modules when its lock file is this tree's, otherwise `npm ci`), `npm run build`.
  * Nothing is kept for the next run.
  */
+/**
+ * The machine's network settings (proxies, extra certificate authorities): the install
+ * may ask the registry for what npm's cache lacks, through whatever this machine needs.
+ */
+function networkEnvironment(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] =>
+        /^(https?_proxy|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR)$/i.test(
+          entry[0],
+        ) && entry[1] !== undefined,
+    ),
+  );
+}
+
 export async function buildPreviousRelease(): Promise<PreviousReleaseBuild> {
   const release = previousRelease();
   const dir = await mkdtemp(join(tmpdir(), 'plant-store-previous-release-'));
@@ -34,7 +49,7 @@ export async function buildPreviousRelease(): Promise<PreviousReleaseBuild> {
   const run = (command: string, args: string[], cwd: string, timeout: number) =>
     promisify(execFile)(command, args, {
       cwd,
-      env: loginEnvironment(),
+      env: { ...loginEnvironment(), ...networkEnvironment() },
       timeout,
       maxBuffer: 64 * 1024 * 1024,
     });
