@@ -76,6 +76,25 @@ function readmeLine(command: string): string {
   return command;
 }
 
+/**
+ * docs/operations.md's compose backup and restore, as written: its line with `pg_dump`,
+ * and the lines after it (a continued line joined), the archive written to `file`.
+ */
+const serverBackupDrill = (file: string) => {
+  const docs = readFileSync('docs/operations.md', 'utf8');
+  const section = /^### Server deployments: `pg_dump` and `pg_restore`\n([\s\S]*?)^##/m.exec(
+    docs,
+  )![1];
+  const lines = /```sh\n([\s\S]*?)```/
+    .exec(section)![1]
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => line.replaceAll('plant-store.dump', file));
+  const backup = lines.findIndex((line) => line.includes('pg_dump'));
+  return { backup: lines[backup], restore: lines.slice(backup + 1) };
+};
+
 /** The README's shell block that holds `text`. */
 function readmeBlock(text: string): string {
   const block = readmeContainers.blocks.find((candidate) => candidate.includes(text));
@@ -93,6 +112,17 @@ interface Sent {
   outcome: string;
   body: string;
 }
+
+/** A webhook receiver for the api image's Node.js, printing each delivery as a JSON line. */
+const RECEIVER = `require('node:http').createServer((request, response) => {
+  let body = '';
+  request.setEncoding('utf8');
+  request.on('data', (chunk) => (body += chunk));
+  request.on('end', () => {
+    console.log(JSON.stringify({ headers: request.headers, body }));
+    response.writeHead(200).end();
+  });
+}).listen(4000)`;
 
 let stack: ComposeStack;
 const receiverName = () => `${stack.project}-receiver`;
@@ -524,25 +554,8 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
 
   it('7. delivers a new plant, signed and with its exact id, to a receiver in a container of the stack', async () => {
     // The receiver, started first as a subscriber does (the API resolves its host when it
-    // is subscribed): the api image's Node.js, printing each delivery as a JSON line.
-    await stack.compose([
-      'run',
-      '-d',
-      '--name',
-      receiverName(),
-      'migrate',
-      'node',
-      '-e',
-      `require('node:http').createServer((request, response) => {
-         let body = '';
-         request.setEncoding('utf8');
-         request.on('data', (chunk) => (body += chunk));
-         request.on('end', () => {
-           console.log(JSON.stringify({ headers: request.headers, body }));
-           response.writeHead(200).end();
-         });
-       }).listen(4000)`,
-    ]);
+    // is subscribed).
+    await stack.compose(['run', '-d', '--name', receiverName(), 'migrate', 'node', '-e', RECEIVER]);
     const hooksToken = await issueToken('hooks', 'webhooks:manage');
     const subscribed = await send(`${stack.baseUrl}/webhooks`, {
       method: 'POST',
@@ -695,6 +708,98 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
       )[0].Config.Labels['org.opencontainers.image.revision'];
     expect(await labels(`plant-store:${stack.tag}`)).toBe(revision);
     expect(await labels(`plant-store:${stack.tag}-previous`)).not.toBe(revision);
+  });
+
+  it('8. backs up with pg_dump under load as docs/operations.md says, then down -v, up and pg_restore: every plant acknowledged before the backup began, its token, the subscription signing with its secret', async () => {
+    const drill = serverBackupDrill(`/tmp/${stack.project}.dump`);
+    const token = await issueToken('backup', 'plants:read,plants:write,webhooks:manage');
+    const startReceiver = () =>
+      stack.compose(['run', '-d', '--name', receiverName(), 'migrate', 'node', '-e', RECEIVER]);
+    await startReceiver();
+    const subscribed = await send(`${stack.baseUrl}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://${receiverName()}:4000/plant/webhook` }),
+    });
+    expect(subscribed.status, subscribed.body).toBe(201);
+    const { id: subscription, secret } = JSON.parse(subscribed.body) as {
+      id: string;
+      secret: string;
+    };
+    await stack.docker(['rm', '--force', receiverName()]);
+
+    let backupBegan = 0;
+    const sent = await underSteadyLoad(token, 6_000_000, async () => {
+      await sleep(2_000);
+      backupBegan = performance.now();
+      const backup = await stack.shell(drill.backup);
+      expect(backup.code, backup.stderr).toBe(0);
+      await sleep(1_000);
+    });
+    const before = sent.filter(
+      ({ outcome, sentAt, durationMs }) => outcome === '200' && sentAt + durationMs < backupBegan,
+    );
+    expect(before.length).toBeGreaterThan(20);
+    console.log(
+      `pg_dump under ${LOAD_PER_SECOND} creates a second: ${sent.length} sent, ${before.length} acknowledged before it began`,
+    );
+
+    const [up, ...restore] = [drill.restore.at(-1)!, ...drill.restore.slice(0, -1)];
+    for (const line of restore) {
+      const { code, stderr } = await stack.shell(line);
+      expect(code, `${line}\n${stderr}`).toBe(0);
+    }
+    expect(await stack.query('SELECT count(*) FROM plants')).not.toEqual(['0']);
+    await upUntilHealthy(async () => {
+      const { code, stderr } = await stack.shell(up);
+      if (code !== 0) throw new Error(stderr);
+    });
+    await expect
+      .poll(
+        () =>
+          send(`${stack.baseUrl}/health/ready`).then(
+            ({ status }) => status,
+            () => 0,
+          ),
+        READY_LIMIT,
+      )
+      .toBe(200);
+    await expectStored(before);
+    const read = await send(`${stack.baseUrl}/plants/${before[0].id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(read.status).toBe(200);
+    expect(await stack.compose(['logs', '--no-color', 'migrate'])).toMatch(
+      /applied 0 migration\(s\)/,
+    );
+
+    await startReceiver();
+    const id = 6_999_999;
+    expect((await create(token, id)).status).toBe(200);
+    const deliveries = async () =>
+      (await stack.docker(['logs', receiverName()]))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { headers: Record<string, string>; body: string });
+    // Step 7's subscription has the same receiver: one of the deliveries is this one's.
+    const signedWithItsSecret = async () =>
+      (await deliveries()).some(({ body, headers }) => {
+        try {
+          new Webhook(secret).verify(body, headers);
+          return body.includes(`"id":${id}`);
+        } catch {
+          return false;
+        }
+      });
+    await expect.poll(signedWithItsSecret, { timeout: 60_000, interval: 250 }).toBe(true);
+    expect(
+      (
+        await send(`${stack.baseUrl}/webhooks/${subscription}`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).status,
+    ).toBe(200);
+    await stack.docker(['rm', '--force', receiverName()]);
   });
 
   it('9. stops every service with exit code 0, pgbouncer included', async () => {
