@@ -37,8 +37,13 @@ async function timed(label, work) {
   return seconds;
 }
 
+/** Runs the CLI under /usr/bin/time, when there is one; its peak memory, in MB. */
 async function cli(args, env) {
-  await run(process.execPath, [CLI, ...args], { env: { ...LOGIN, ...env } });
+  const time = existsSync('/usr/bin/time') ? ['/usr/bin/time', '-f', 'peak RSS %M kB'] : [];
+  const [command, ...rest] = [...time, process.execPath, CLI, ...args];
+  const { stderr } = await run(command, rest, { env: { ...LOGIN, ...env } });
+  const peak = /peak RSS (\d+) kB/.exec(stderr);
+  if (peak) console.log(`    peak memory: ${(Number(peak[1]) / 1024).toFixed(0)} MB`);
 }
 
 async function query(url, sql) {
