@@ -13,6 +13,10 @@ const RUNS_PER_OPERATION = 100;
  * FUZZ_ONLY=<regular expression> fuzzes the operations whose `METHOD /path` or operationId
  * it matches (`FUZZ_ONLY=harvests`: one module), with the creates of their parents.
  */
+/** A CI run takes 4 to 20 s on a loaded machine; a long one (FUZZ_RUNS) takes proportionally longer. */
+const LONGEST_RUN_MS =
+  120_000 * Math.max(1, Number(process.env.FUZZ_RUNS ?? 0) / RUNS_PER_OPERATION);
+
 const only = process.env.FUZZ_ONLY ? new RegExp(process.env.FUZZ_ONLY) : undefined;
 
 /**
@@ -46,21 +50,25 @@ describe('every operation of the served document, fuzzed from its schemas (fast-
   });
   afterAll(() => api.close());
 
-  it('answers every generated request as the document says, reads back every success in its shape, and reaches a 2xx and a 4xx of every operation', async () => {
-    const report = await fuzzOperations(
-      { document, token, send: (request) => api.request(request) },
-      {
-        runsPerOperation: RUNS_PER_OPERATION,
-        formats: { uri: fc.constantFrom(...RECEIVERS) },
-        only:
-          only &&
-          (({ method, path, operationId }) =>
-            only.test(`${method} ${path}`) || only.test(operationId)),
-      },
-    );
-    expect(coverageGaps(report)).toEqual([]);
-    expect(report.operations.length).toBeGreaterThanOrEqual(only ? 1 : 14);
-  });
+  it(
+    'answers every generated request as the document says, reads back every success in its shape, and reaches a 2xx and a 4xx of every operation',
+    async () => {
+      const report = await fuzzOperations(
+        { document, token, send: (request) => api.request(request) },
+        {
+          runsPerOperation: RUNS_PER_OPERATION,
+          formats: { uri: fc.constantFrom(...RECEIVERS) },
+          only:
+            only &&
+            (({ method, path, operationId }) =>
+              only.test(`${method} ${path}`) || only.test(operationId)),
+        },
+      );
+      expect(coverageGaps(report)).toEqual([]);
+      expect(report.operations.length).toBeGreaterThanOrEqual(only ? 1 : 14);
+    },
+    LONGEST_RUN_MS,
+  );
 
   it('refuses the costliest JSON bodies at every operation that takes one, with a 4xx in the error shape', async () => {
     const withBodies = operationsOf(document).filter(({ body }) => body);

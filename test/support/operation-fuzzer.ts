@@ -293,13 +293,15 @@ class OperationFuzzer {
   async run(): Promise<FuzzReport> {
     const fuzzed = this.operations.filter(this.options.only ?? (() => true));
     const statuses = new Map(fuzzed.map(({ operationId }) => [operationId, new Set<number>()]));
+    // One seed for the whole run, so that FUZZ_SEED replays every operation's requests.
+    const parameters = { ...fuzzParameters(this.options.runsPerOperation), endOnFailure: true };
     for (const operation of this.inOrder(fuzzed)) {
       const answered = statuses.get(operation.operationId) ?? new Set<number>();
       const run = await fc.check(
         fc.asyncProperty(this.drafts(operation), async (draft) => {
           answered.add(await this.exercise(operation, draft));
         }),
-        { ...fuzzParameters(this.options.runsPerOperation), endOnFailure: true },
+        parameters,
       );
       if (run.failed) {
         const cause =
