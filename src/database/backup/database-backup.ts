@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import pg from 'pg';
@@ -89,7 +90,11 @@ export async function backUp(
       gzip.write(headerLine(header));
       for (const table of counted) {
         const copy = CopyOut.start(client, `COPY ${tableColumns(table)} TO STDOUT`);
-        await pipeline(copy, gzip, { end: false });
+        // Written by hand, not piped: a pipeline into the same gzip per table would leave
+        // a listener on it per table.
+        for await (const chunk of copy) {
+          if (!gzip.write(chunk)) await once(gzip, 'drain');
+        }
         if (copy.rows !== table.rows) {
           throw new Error(`${table.name}: copied ${copy.rows} rows of ${table.rows}`);
         }
