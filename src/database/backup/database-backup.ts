@@ -81,9 +81,6 @@ export async function backUp(
       sequences: await readSequences(client, tables),
     };
     const gzip = createGzip();
-    // Each table's pipeline(…, { end: false }) leaves a 'close' listener on gzip: one per
-    // table is no leak, but from the 11th Node warns on stderr, which is the CLI's answer.
-    gzip.setMaxListeners(0);
     const written = pipeline(gzip, createWriteStream(draft, { mode: 0o600 }));
     written.catch(() => undefined);
     try {
