@@ -8,9 +8,10 @@ import { initApp } from './app.setup.js';
 import { createHttpAdapter, HTTP_APP_OPTIONS } from './common/http/http-app.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
 import { buildInfo } from './config/build-info.js';
-import { refuseStart } from './config/refuse-start.js';
+import { refuseStart, StartRefusedError } from './config/refuse-start.js';
 import type { StartedTracing } from './common/tracing/open-telemetry.js';
 import { closeOnSignals } from './shutdown/shutdown-signals.js';
+import { SecretKeyError, WebhookSecretKeyring } from './webhooks/secrets/webhook-secret-keyring.js';
 
 /**
  * The address the server is bound to, as it is: `app.getUrl()` turns 0.0.0.0 into
@@ -30,12 +31,25 @@ export async function startServer(tracing: StartedTracing | undefined): Promise<
     if (!(error instanceof ConfigError)) throw error;
     refuseStart(error.message);
   }
+  try {
+    // Here, not in the provider that loads them again: Nest aborts on a provider's error.
+    WebhookSecretKeyring.load(config);
+  } catch (error) {
+    if (!(error instanceof SecretKeyError)) throw error;
+    refuseStart(`Invalid configuration: ${error.message}`);
+  }
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule,
     createHttpAdapter(config),
     { ...HTTP_APP_OPTIONS, instrument: tracing?.instrument },
   );
-  await initApp(app);
+  try {
+    await initApp(app);
+  } catch (error) {
+    if (!(error instanceof StartRefusedError)) throw error;
+    await app.close();
+    refuseStart(error.message);
+  }
   closeOnSignals(app);
   await app.listen({ port: config.port, host: config.host });
   const { version, revision } = buildInfo();

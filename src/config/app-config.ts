@@ -17,6 +17,7 @@ import {
   decimalDigitsToNumber,
   IsIntegerBetween,
 } from '../common/validation/is-integer-between.decorator.js';
+import { parseSecretKeys, SECRET_KEYS_FORMAT, type SecretKey } from './secret-keys.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -258,7 +259,25 @@ class EnvironmentVariables {
   @Transform(decimalDigitsToNumber)
   @IsIntegerBetween(...WEBHOOK_DISABLE_AFTER_FAILING_RANGE_MS)
   WEBHOOK_DISABLE_AFTER_FAILING_MS = 432_000_000;
+
+  /**
+   * Unset: the embedded database's key file (<DATA_DIR>/webhook-secret.key); with
+   * DATABASE_URL it must be set (src/webhooks/secrets/webhook-secret-keyring.ts).
+   */
+  @IsOptional()
+  @ValidateBy({
+    name: 'isSecretKeyList',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'string' && (parseSecretKeys(value)?.length ?? 0) > 0,
+      defaultMessage: () => `WEBHOOK_SECRET_KEYS must be ${SECRET_KEYS_FORMAT}`,
+    },
+  })
+  WEBHOOK_SECRET_KEYS?: string;
 }
+
+/** Variables whose values are keys: never written back, even when malformed. */
+const SECRET_VARIABLES = new Set(['WEBHOOK_SECRET_KEYS']);
 
 /** The environment variables the service reads. */
 export const CONFIG_VARIABLES = Object.keys(new EnvironmentVariables());
@@ -335,6 +354,11 @@ export class AppConfig {
   readonly webhookMaxInFlightPerSubscription: number;
   /** A subscription whose every attempt failed for this long is disabled; 0: never. */
   readonly webhookDisableAfterFailingMs: number;
+  /**
+   * The keys webhook secrets are encrypted with, the first encrypting, all decrypting;
+   * empty when unset.
+   */
+  readonly webhookSecretKeys: readonly SecretKey[];
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -364,6 +388,7 @@ export class AppConfig {
     this.webhookSendTraceContext = env.WEBHOOK_SEND_TRACE_CONTEXT === 'true';
     this.webhookMaxInFlightPerSubscription = env.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION;
     this.webhookDisableAfterFailingMs = env.WEBHOOK_DISABLE_AFTER_FAILING_MS;
+    this.webhookSecretKeys = parseSecretKeys(env.WEBHOOK_SECRET_KEYS ?? '') ?? [];
   }
 
   /**
@@ -383,9 +408,11 @@ export class AppConfig {
     const [error] = validateSync(env, { stopAtFirstError: true });
     if (error) {
       const reason = Object.values(error.constraints ?? {})[0];
-      throw new ConfigError(
-        `Invalid configuration: ${reason} (got ${JSON.stringify(redactPassword(String(error.value)))})`,
-      );
+      // A key is never echoed, not even a malformed one: it may be one typo from the real key.
+      const got = SECRET_VARIABLES.has(error.property)
+        ? 'its value not shown'
+        : `got ${JSON.stringify(redactPassword(String(error.value)))}`;
+      throw new ConfigError(`Invalid configuration: ${reason} (${got})`);
     }
     if (env.DATABASE_DIRECT_URL !== undefined && env.DATABASE_URL === undefined) {
       throw new ConfigError(

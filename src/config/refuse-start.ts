@@ -17,3 +17,12 @@ export function refuseStart(reason: string): never {
   process.stderr.write(`${reason}\n`);
   process.exit(1);
 }
+
+/**
+ * Thrown while the application initialises when it must not serve (a key that cannot
+ * decrypt what the database holds): the entry point closes it and calls refuseStart with
+ * the message, one line.
+ */
+export class StartRefusedError extends Error {
+  override name = 'StartRefusedError';
+}

@@ -79,7 +79,8 @@ export class WebhooksController {
     @Body() body: CreateWebhookDto,
     @RequestActor() actor: Actor,
   ): Promise<CreatedWebhookDto> {
-    return toCreatedWebhookDto(await this.webhooks.create(body, actor));
+    const { subscription, secret } = await this.webhooks.create(body, actor);
+    return toCreatedWebhookDto(subscription, secret);
   }
 
   @Get()
@@ -163,7 +164,8 @@ export class WebhooksController {
     @Body() { overlapSeconds = DEFAULT_OVERLAP_SECONDS }: RotateWebhookSecretDto,
     @RequestActor() actor: Actor,
   ): Promise<RotatedWebhookDto> {
-    return toRotatedWebhookDto(await this.webhooks.rotateSecret(id, overlapSeconds, actor));
+    const { subscription, secret } = await this.webhooks.rotateSecret(id, overlapSeconds, actor);
+    return toRotatedWebhookDto(subscription, secret);
   }
 
   @Post(':id/redeliver')

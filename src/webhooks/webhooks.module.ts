@@ -9,6 +9,8 @@ import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker.js';
 import { WebhookMetrics } from './delivery/webhook-metrics.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy } from './receiver-address.js';
+import { WebhookSecretKeyring } from './secrets/webhook-secret-keyring.js';
+import { WebhookSecretsCheck } from './secrets/webhook-secrets.check.js';
 import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
@@ -31,6 +33,8 @@ import { WebhooksService } from './webhooks.service.js';
     WebhooksRepository,
     WebhookDeliveryWorker,
     WebhookMetrics,
+    WebhookSecretsCheck,
+    { provide: WebhookSecretKeyring, inject: [AppConfig], useFactory: WebhookSecretKeyring.load },
     {
       provide: ReceiverAddressPolicy,
       inject: [AppConfig],

@@ -6,6 +6,7 @@ import { postgresPool } from '../database/postgres-pool.js';
 import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
+import { WebhookSecretKeyring } from './secrets/webhook-secret-keyring.js';
 
 /**
  * Announced when deliveries are due at once (new events, a redeliver), so that every
@@ -98,7 +99,7 @@ const CLAIM_DUE = `
   WHERE delivery.id = claimed.id AND subscription.id = delivery.subscription_id
   RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
             delivery.trace_context, subscription.id AS subscription_id, subscription.url,
-            subscription.secret,
+            subscription.secret, subscription.secret_encrypted,
             CASE WHEN subscription.previous_secret_expires_at > now()
               THEN subscription.previous_secret END AS previous_secret`;
 
@@ -178,22 +179,38 @@ const DELETE = `
   WITH deleted AS (DELETE FROM webhook_subscriptions WHERE id = $1 RETURNING url)
   SELECT url FROM deleted`;
 
+/** A subscription's secret, locked until its rotation commits. */
+const LOCK_SECRET = `
+  SELECT secret, secret_encrypted FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`;
+
 /**
- * Gives subscription $1 the secret $2; the one it had signs too for $3 seconds more
- * (0: not at all). A rotation during an overlap ends the earlier one: only the secret
- * current until now stays valid beside the new one.
+ * Gives subscription $1 the encrypted secret $2; its current one, $4 (encrypted), signs
+ * too for $3 seconds more (0: not at all). A rotation during an overlap ends the earlier
+ * one: only the secret current until now stays valid beside the new one. A clear copy,
+ * which a subscription the release before created has, is erased.
  */
 const ROTATE_SECRET = `
   WITH rotated AS (
     UPDATE webhook_subscriptions
-    SET previous_secret = CASE WHEN $3::integer > 0 THEN secret END,
+    SET previous_secret = CASE WHEN $3::integer > 0 THEN $4 END,
         previous_secret_expires_at =
           CASE WHEN $3::integer > 0 THEN now() + $3::integer * interval '1 second' END,
-        secret = $2
+        secret_encrypted = $2,
+        secret = NULL
     WHERE id = $1
     RETURNING previous_secret_expires_at
   )
   SELECT previous_secret_expires_at FROM rotated`;
+
+/** One stored ciphertext per key id, current and previous secrets alike. */
+const ONE_SECRET_PER_KEY = `
+  SELECT DISTINCT ON (split_part(sealed, ':', 2)) sealed
+  FROM (
+    SELECT secret_encrypted AS sealed FROM webhook_subscriptions
+    WHERE secret_encrypted IS NOT NULL
+    UNION ALL
+    SELECT previous_secret FROM webhook_subscriptions WHERE previous_secret IS NOT NULL
+  ) AS stored`;
 
 /** Subscriptions disabled for failing. */
 const DISABLED_COUNT = `
@@ -261,7 +278,9 @@ export interface SubscriptionStatus {
 
 /**
  * The subscriptions (through TypeORM), the events each new plant writes (through the
- * plants' outbox) and the deliveries (SQL on pg's pool).
+ * plants' outbox) and the deliveries (SQL on pg's pool). Signing secrets are encrypted
+ * here on their way in and decrypted on their way out (WebhookSecretKeyring): the database
+ * never holds one in clear.
  */
 @Injectable()
 export class WebhooksRepository implements OnModuleInit {
@@ -271,6 +290,7 @@ export class WebhooksRepository implements OnModuleInit {
     @InjectRepository(WebhookSubscription)
     private readonly subscriptions: Repository<WebhookSubscription>,
     private readonly createdPlants: CreatedPlantsOutbox,
+    private readonly keyring: WebhookSecretKeyring,
   ) {
     this.pool = postgresPool(subscriptions.manager.dataSource);
   }
@@ -283,9 +303,18 @@ export class WebhooksRepository implements OnModuleInit {
   /** In `manager`'s transaction, as are the other changes a person makes (see AuditTrail). */
   create(
     manager: EntityManager,
-    subscription: Pick<WebhookSubscription, 'url' | 'description' | 'secret'>,
+    {
+      url,
+      description,
+      secret,
+    }: Pick<WebhookSubscription, 'url' | 'description'> & {
+      secret: string;
+    },
   ): Promise<WebhookSubscription> {
-    return manager.save(manager.create(WebhookSubscription, subscription));
+    const secretEncrypted = this.keyring.encrypt(secret);
+    return manager.save(
+      manager.create(WebhookSubscription, { url, description, secret: null, secretEncrypted }),
+    );
   }
 
   list(): Promise<WebhookSubscription[]> {
@@ -337,7 +366,8 @@ export class WebhooksRepository implements OnModuleInit {
       trace_context: string | null;
       subscription_id: string;
       url: string;
-      secret: string;
+      secret: string | null;
+      secret_encrypted: string | null;
       previous_secret: string | null;
     }>(CLAIM_DUE, [
       limit,
@@ -354,7 +384,11 @@ export class WebhooksRepository implements OnModuleInit {
       traceContext: row.trace_context,
       subscriptionId: row.subscription_id,
       url: row.url,
-      secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret],
+      secrets: [
+        // In clear only when the release before created it, during a rollout.
+        row.secret_encrypted === null ? row.secret! : this.keyring.decrypt(row.secret_encrypted),
+        ...(row.previous_secret === null ? [] : [this.keyring.decrypt(row.previous_secret)]),
+      ],
     }));
   }
 
@@ -410,11 +444,21 @@ export class WebhooksRepository implements OnModuleInit {
     secret: string,
     overlapSeconds: number,
   ): Promise<{ previousSecretExpiresAt: Date | null } | undefined> {
+    const [stored]: { secret: string | null; secret_encrypted: string | null }[] =
+      await manager.query(LOCK_SECRET, [id]);
+    if (!stored) return undefined;
+    const current = stored.secret_encrypted ?? this.keyring.encrypt(stored.secret!);
     const [rotated]: { previous_secret_expires_at: Date | null }[] = await manager.query(
       ROTATE_SECRET,
-      [id, secret, overlapSeconds],
+      [id, this.keyring.encrypt(secret), overlapSeconds, current],
     );
-    return rotated && { previousSecretExpiresAt: rotated.previous_secret_expires_at };
+    return { previousSecretExpiresAt: rotated.previous_secret_expires_at };
+  }
+
+  /** A ciphertext made with each key the stored secrets use, to check the keys at start. */
+  async oneSecretPerKey(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ sealed: string }>(ONE_SECRET_PER_KEY);
+    return rows.map(({ sealed }) => sealed);
   }
 
   async disabledCount(): Promise<number> {

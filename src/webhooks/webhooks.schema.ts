@@ -7,6 +7,7 @@ import { IndexDueDeliveriesBySubscription1764000000000 } from '../../migrations/
 import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000000-DisableFailingWebhooks.js';
 import { TraceWebhookDeliveries1764200000000 } from '../../migrations/1764200000000-TraceWebhookDeliveries.js';
 import { RotateWebhookSecrets1764300000000 } from '../../migrations/1764300000000-RotateWebhookSecrets.js';
+import { EncryptWebhookSecrets1764300000001 } from '../../migrations/1764300000001-EncryptWebhookSecrets.js';
 
 /** Subscriptions, the outbox of new-plant events, and their deliveries. */
 export const WEBHOOKS_SCHEMA: DatabaseSchema = {
@@ -17,5 +18,6 @@ export const WEBHOOKS_SCHEMA: DatabaseSchema = {
     DisableFailingWebhooks1764100000000,
     TraceWebhookDeliveries1764200000000,
     RotateWebhookSecrets1764300000000,
+    EncryptWebhookSecrets1764300000001,
   ],
 };

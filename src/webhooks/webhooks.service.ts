@@ -9,6 +9,12 @@ import { parseReceiverUrl } from './receiver-url.js';
 import { generateSigningSecret } from './webhook-signature.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 
+/** A subscription with its new signing secret, in clear this once (it is stored encrypted). */
+export interface WithNewSecret {
+  subscription: WebhookSubscription;
+  secret: string;
+}
+
 /**
  * Subscriptions to new plants. A receiver must be on a public address (or allowed by
  * WEBHOOK_ALLOWED_HOSTS) when it is registered; the delivery worker checks again at each
@@ -23,7 +29,7 @@ export class WebhooksService {
     private readonly audit: AuditTrail,
   ) {}
 
-  async create({ url, description }: CreateWebhookDto, actor: Actor): Promise<WebhookSubscription> {
+  async create({ url, description }: CreateWebhookDto, actor: Actor): Promise<WithNewSecret> {
     let receiver: URL;
     try {
       receiver = parseReceiverUrl(url);
@@ -33,7 +39,7 @@ export class WebhooksService {
       throw error;
     }
     const secret = generateSigningSecret();
-    return retryRefused(() =>
+    const subscription = await retryRefused(() =>
       this.audit.transaction(async (manager, record) => {
         const created = await this.webhooks.create(manager, {
           url: receiver.href,
@@ -49,6 +55,7 @@ export class WebhooksService {
         return created;
       }),
     );
+    return { subscription, secret };
   }
 
   list(): Promise<WebhookSubscription[]> {
@@ -102,11 +109,7 @@ export class WebhooksService {
    * deliveries too for `overlapSeconds` more, so that receivers can move to the new one
    * without refusing a delivery.
    */
-  async rotateSecret(
-    id: string,
-    overlapSeconds: number,
-    actor: Actor,
-  ): Promise<WebhookSubscription> {
+  async rotateSecret(id: string, overlapSeconds: number, actor: Actor): Promise<WithNewSecret> {
     const secret = generateSigningSecret();
     await retryRefused(() =>
       this.audit.transaction(async (manager, record) => {
@@ -120,7 +123,7 @@ export class WebhooksService {
         });
       }),
     );
-    return this.findOne(id);
+    return { subscription: await this.findOne(id), secret };
   }
 
   /** Sends the subscription's failed deliveries again, each from a first attempt. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import {
   startService,
 } from '../support/built-service.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { TEST_WEBHOOK_SECRET_KEYS } from '../support/webhook-secret-keys.js';
 import { verifySignature, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -52,6 +54,11 @@ describe('npm run backup / npm run restore', () => {
   let acknowledgedBefore: number[];
   let target: Database;
   let targetUrl: string;
+  /**
+   * The key the source's webhook secrets are encrypted with, which a restored database
+   * needs beside it (docs/operations.md, Webhook secrets at rest).
+   */
+  let sourceKeys: string;
 
   const newDatabase = async (kind: Database['kind']): Promise<Database> => {
     if (kind === 'embedded')
@@ -106,6 +113,10 @@ describe('npm run backup / npm run restore', () => {
     token = created.stdout.trim();
     const sourceService = services.length;
     const url = await start(source, SOURCE_DELIVERY);
+    sourceKeys =
+      source.kind === 'embedded'
+        ? readFileSync(join(source.env.DATA_DIR, 'webhook-secret.key'), 'utf8').trim()
+        : TEST_WEBHOOK_SECRET_KEYS;
     receiver.answer = () => 'hang';
     const subscribed = await send(`${url}/webhooks`, {
       method: 'POST',
@@ -154,7 +165,7 @@ describe('npm run backup / npm run restore', () => {
 
     receiver.received.splice(0);
     receiver.answer = () => 200;
-    targetUrl = await start(target, RESTORED_DELIVERY);
+    targetUrl = await start(target, { ...RESTORED_DELIVERY, WEBHOOK_SECRET_KEYS: sourceKeys });
     await expectPlantsThere(targetUrl);
     expect((await get(targetUrl, `/webhooks/${subscriptionId}`)).status).toBe(200);
     const delivered = new Set<number>();
@@ -187,7 +198,7 @@ describe('npm run backup / npm run restore', () => {
     const first = await newDatabase(onPostgres ? 'server' : 'embedded');
     const restored = await runBackupCli('restore', [backFile], first.env);
     expect(restored.code, restored.stderr).toBe(0);
-    const url = await start(first, {});
+    const url = await start(first, { WEBHOOK_SECRET_KEYS: sourceKeys });
     await expectPlantsThere(url);
     expect((await get(url, `/webhooks/${subscriptionId}`)).status).toBe(200);
   }, 120_000);

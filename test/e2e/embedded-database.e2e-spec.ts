@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -8,7 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DataSource } from 'typeorm';
 import { TokensService } from '../../src/auth/tokens.service.js';
+import { StartRefusedError } from '../../src/config/refuse-start.js';
+import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { DatabaseServer } from '../../src/database/database-server.js';
 import { EmbeddedPostgresServer } from '../../src/database/embedded-postgres.js';
@@ -57,6 +61,45 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
     const replay = await createPlant(second, secret, '{"id":9223372036854775807,"name":"Kept"}');
     expect(replay.statusCode).toBe(200);
     await second.close();
+  });
+
+  it('makes a webhook secret key of its own beside the data (0600), keeps it across restarts, and refuses to start with another', async () => {
+    const withHooks = (env: Record<string, string> = {}) =>
+      AppConfig.fromEnvironment({
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'silent',
+        WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+        ...env,
+      });
+    const keyFile = join(dataDir, 'webhook-secret.key');
+    const first = await buildApp(withHooks());
+    const { subscription } = await first
+      .get(WebhooksService)
+      .create({ url: 'http://127.0.0.1:9/' }, cliActor());
+    const [stored] = await first
+      .get(DataSource)
+      .query('SELECT secret, secret_encrypted FROM webhook_subscriptions WHERE id = $1', [
+        subscription.id,
+      ]);
+    expect(stored).toEqual({
+      secret: null,
+      secret_encrypted: expect.stringMatching(/^v1:embedded:/),
+    });
+    await first.close();
+    // The subscription stays, so that the later starts have a secret to check the key with.
+    const key = readFileSync(keyFile, 'utf8');
+    expect(key).toMatch(/^embedded:[A-Za-z0-9+/]{43}=\n$/);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+
+    await (await buildApp(withHooks())).close();
+    expect(readFileSync(keyFile, 'utf8')).toBe(key);
+    const otherKey = `embedded:${randomBytes(32).toString('base64')}`;
+    await expect(buildApp(withHooks({ WEBHOOK_SECRET_KEYS: otherKey }))).rejects.toThrow(
+      StartRefusedError,
+    );
+    const last = await buildApp(withHooks());
+    await last.get(WebhooksService).delete(subscription.id, cliActor());
+    await last.close();
   });
 
   it('lets another process (the token CLI) join the running server without stopping it', async () => {

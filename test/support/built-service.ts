@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { isStale, SERVICE_BUILD } from '../../scripts/build-if-stale.mjs';
+import { withTestSecretKeys } from './webhook-secret-keys.js';
 import { loginEnvironment } from './login-environment.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -114,7 +115,7 @@ export class ServiceProcess {
       : [process.execPath, [...flags, join(options.buildDir ?? ROOT, SERVICE_BUILD.output)]];
     this.child = spawn(command, args, {
       cwd: options.buildDir ?? ROOT,
-      env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
+      env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...withTestSecretKeys(env) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.ownProcessGroup === true,
     });
@@ -212,7 +213,7 @@ export class ServiceProcess {
 export function spawnInTerminal(env: Record<string, string>): ChildProcess {
   return spawn(TERMINAL!, ['-qec', `exec "${process.execPath}" "${ENTRY}"`, '/dev/null'], {
     cwd: ROOT,
-    env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...env },
+    env: { ...loginEnvironment(), HOST: '127.0.0.1', PORT: '0', ...withTestSecretKeys(env) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
 }
@@ -355,6 +356,14 @@ export function runBackupCli(
   return runCli(ROOT, scriptEntry(ROOT, command), [command, ...args], env);
 }
 
+/** `npm run --silent webhook-secrets -- …`, as an operator runs it. */
+export function runWebhookSecretsCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<CliResult> {
+  return runCli(ROOT, scriptEntry(ROOT, 'webhook-secrets'), args, env);
+}
+
 function runCli(
   buildDir: string,
   entry: string,
@@ -365,7 +374,7 @@ function runCli(
     execFile(
       process.execPath,
       [join(buildDir, entry), ...args],
-      { cwd: buildDir, env: { ...loginEnvironment(), ...env } },
+      { cwd: buildDir, env: { ...loginEnvironment(), ...withTestSecretKeys(env) } },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

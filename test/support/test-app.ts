@@ -9,6 +9,7 @@ import { createHttpAdapter, HTTP_APP_OPTIONS } from '../../src/common/http/http-
 import { AppConfig } from '../../src/config/app-config.js';
 import { API_DOCS_PATHS } from '../../src/openapi/serve-api-docs.js';
 import { type OpenApiContract, loadContracts } from './openapi-contract.js';
+import { TEST_WEBHOOK_SECRET_KEYS } from './webhook-secret-keys.js';
 import {
   createTestDatabase,
   type TestDatabase,
@@ -53,6 +54,7 @@ export async function createTestApp(
     AppConfig.fromEnvironment({
       LOG_LEVEL: 'silent',
       RATE_LIMIT_PER_MINUTE: '0',
+      WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
       ...env,
       DATABASE_URL: database.url,
     }),
@@ -107,12 +109,17 @@ export async function buildApp(
       .useValue(config),
   ).compile();
   moduleRef.useLogger(process.env.TEST_LOGS ? ['error', 'warn'] : false);
-  const app = await initApp(
-    moduleRef.createNestApplication<NestFastifyApplication>(
-      createHttpAdapter(config),
-      HTTP_APP_OPTIONS,
-    ),
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(
+    createHttpAdapter(config),
+    HTTP_APP_OPTIONS,
   );
+  try {
+    await initApp(app);
+  } catch (error) {
+    // As main.ts does: a start refused leaves no database session behind.
+    await app.close();
+    throw error;
+  }
   await app.getHttpAdapter().getInstance().ready();
   return app;
 }

@@ -30,6 +30,7 @@ describe('AppConfig.fromEnvironment', () => {
       webhookSendTraceContext: true,
       webhookMaxInFlightPerSubscription: 16,
       webhookDisableAfterFailingMs: 432_000_000,
+      webhookSecretKeys: [],
     });
   });
 
@@ -60,6 +61,7 @@ describe('AppConfig.fromEnvironment', () => {
       WEBHOOK_SEND_TRACE_CONTEXT: 'false',
       WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '2',
       WEBHOOK_DISABLE_AFTER_FAILING_MS: '0',
+      WEBHOOK_SECRET_KEYS: `2026-11:${'A'.repeat(43)}=, 2026-05:${'B'.repeat(43)}=`,
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -88,6 +90,10 @@ describe('AppConfig.fromEnvironment', () => {
       webhookSendTraceContext: false,
       webhookMaxInFlightPerSubscription: 2,
       webhookDisableAfterFailingMs: 0,
+      webhookSecretKeys: [
+        { id: '2026-11', key: Buffer.from(`${'A'.repeat(43)}=`, 'base64') },
+        { id: '2026-05', key: Buffer.from(`${'B'.repeat(43)}=`, 'base64') },
+      ],
     });
   });
 
@@ -101,6 +107,15 @@ describe('AppConfig.fromEnvironment', () => {
       { WEBHOOK_ALLOWED_HOSTS: 'http://hooks.internal' },
       'Invalid configuration: WEBHOOK_ALLOWED_HOSTS must be a comma-separated list of host names or IP addresses, like hooks.internal,10.0.0.7 (got "http://hooks.internal")',
     ],
+    ...[
+      'k1:c2hvcnQ=',
+      `k1:${'A'.repeat(43)}=,k1:${'B'.repeat(43)}=`,
+      `${'A'.repeat(43)}=`,
+      `k:1:${'A'.repeat(43)}=`,
+    ].map((keys) => [
+      { WEBHOOK_SECRET_KEYS: keys },
+      'Invalid configuration: WEBHOOK_SECRET_KEYS must be a comma-separated list of id:key, each id letters, digits, _ or - (at most 32) and each key 32 random bytes in base64 (openssl rand -base64 32), the ids all different (its value not shown)',
+    ]),
     [
       { SHUTDOWN_DELAY_MS: '15001' },
       'Invalid configuration: SHUTDOWN_DELAY_MS must be an integer from 0 to 15000 (got "15001")',

@@ -124,13 +124,20 @@ export function toWebhookDto(subscription: WebhookSubscription): WebhookDto {
   };
 }
 
-export function toCreatedWebhookDto(subscription: WebhookSubscription): CreatedWebhookDto {
-  return { ...toWebhookDto(subscription), secret: subscription.secret };
+/** `secret`: the new one, in clear, which the subscription stores only encrypted. */
+export function toCreatedWebhookDto(
+  subscription: WebhookSubscription,
+  secret: string,
+): CreatedWebhookDto {
+  return { ...toWebhookDto(subscription), secret };
 }
 
-export function toRotatedWebhookDto(subscription: WebhookSubscription): RotatedWebhookDto {
+export function toRotatedWebhookDto(
+  subscription: WebhookSubscription,
+  secret: string,
+): RotatedWebhookDto {
   return {
-    ...toCreatedWebhookDto(subscription),
+    ...toCreatedWebhookDto(subscription, secret),
     previousSecretExpiresAt: subscription.previousSecretExpiresAt?.toISOString() ?? null,
   };
 }

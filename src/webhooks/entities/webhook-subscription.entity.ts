@@ -12,11 +12,25 @@ export class WebhookSubscription {
   @Column({ type: 'varchar', length: 255, nullable: true })
   description: string | null;
 
-  /** `whsec_…`: needed to sign, so it is kept as it is (unlike a token's hash). */
-  @Column({ type: 'varchar', length: 64 })
-  secret: string;
+  /**
+   * The secret in clear (`whsec_…`), as the release before encryption at rest wrote and
+   * signs with it; this release writes null, and `webhook-secrets re-encrypt` erases the
+   * old copies once that release is gone.
+   */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  secret: string | null;
 
-  /** The secret before the last rotation: deliveries are signed with it too until it expires. */
+  /**
+   * The signing secret, encrypted (WebhookSecretKeyring): needed to sign, so it cannot be
+   * hashed like a token. Null only for a subscription the release before created.
+   */
+  @Column({ name: 'secret_encrypted', type: 'text', nullable: true })
+  secretEncrypted: string | null;
+
+  /**
+   * The secret before the last rotation, encrypted like `secretEncrypted`: deliveries are
+   * signed with it too until it expires.
+   */
   @Column({ name: 'previous_secret', type: 'text', nullable: true })
   previousSecret: string | null;
 

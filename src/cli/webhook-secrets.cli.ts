@@ -1,0 +1,62 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { APP_SCHEMA } from '../app.schema.js';
+import { AppConfig, ConfigError } from '../config/app-config.js';
+import { dataSourceOptions } from '../database/data-source.js';
+import { DatabaseServer } from '../database/database-server.js';
+import { sealStoredSecrets } from '../webhooks/secrets/seal-stored-secrets.js';
+import {
+  SecretKeyError,
+  WebhookSecretKeyring,
+} from '../webhooks/secrets/webhook-secret-keyring.js';
+
+const USAGE = `usage: npm run --silent webhook-secrets -- re-encrypt
+
+  re-encrypt   encrypts every webhook signing secret under the first key of
+               WEBHOOK_SECRET_KEYS (on the embedded database: of DATA_DIR/webhook-secret.key),
+               and erases the clear copies the release before encryption kept. Run it after
+               putting a new key first (the old one may then be removed), and once no
+               replica of the release before encryption (1.0.0) runs any more.`;
+
+class UsageError extends Error {}
+
+/**
+ * `npm run webhook-secrets -- re-encrypt`, straight on the database, whether or not the
+ * service runs; in one transaction, so a replica reads every secret before or after it.
+ */
+async function main(argv: string[]): Promise<void> {
+  if (argv.length !== 1 || argv[0] !== 're-encrypt') throw new UsageError(USAGE);
+  const config = AppConfig.fromEnvironment();
+  const keyring = WebhookSecretKeyring.load(config);
+  const server = await DatabaseServer.connect(config);
+  const dataSource = new DataSource(dataSourceOptions(server.url, config, APP_SCHEMA));
+  try {
+    await dataSource.initialize();
+    const sealed = await dataSource.transaction((manager) =>
+      sealStoredSecrets(
+        (sql, parameters) => manager.query(sql, parameters),
+        () => keyring,
+        {
+          clearPlaintext: true,
+        },
+      ),
+    );
+    process.stdout.write(
+      `re-encrypted the secrets of ${sealed} webhook subscription(s) under key "${keyring.currentKeyId}"; no clear copy is left\n`,
+    );
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await server.onApplicationShutdown();
+  }
+}
+
+try {
+  await main(process.argv.slice(2));
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error);
+  const known = [UsageError, ConfigError, SecretKeyError].some((type) => error instanceof type);
+  process.stderr.write(
+    error instanceof UsageError ? `${message}\n` : `webhook-secrets: ${message}\n`,
+  );
+  process.exitCode = known ? 2 : 1;
+}

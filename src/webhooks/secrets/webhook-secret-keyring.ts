@@ -1,0 +1,134 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { AppConfig } from '../../config/app-config.js';
+import { parseSecretKeys, SECRET_KEY_BYTES, type SecretKey } from '../../config/secret-keys.js';
+
+/** The embedded database's own key, beside its data (<DATA_DIR>/postgres). */
+export const EMBEDDED_KEY_FILE = 'webhook-secret.key';
+/** The embedded key's id in its file and in every ciphertext it makes. */
+const EMBEDDED_KEY_ID = 'embedded';
+/** The ciphertext format: `v1:<key id>:<base64 of IV (12 bytes), ciphertext, tag (16)>`. */
+const VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** Binds a ciphertext to its purpose: a key shared with other data cannot be fed one. */
+const ASSOCIATED_DATA = Buffer.from('plant-store webhook signing secret');
+
+/** A ciphertext that no key given opens: unknown key id, wrong key, or damaged. */
+export class SecretKeyError extends Error {
+  override name = 'SecretKeyError';
+}
+
+/**
+ * The keys webhook signing secrets are encrypted with at rest (AES-256-GCM): the first
+ * encrypts, every one decrypts, so that a new key can be put first while the secrets
+ * sealed with the old one are still read, until `webhook-secrets re-encrypt` has moved
+ * them all.
+ */
+export class WebhookSecretKeyring {
+  private readonly byId: ReadonlyMap<string, Buffer>;
+
+  constructor(private readonly keys: readonly SecretKey[]) {
+    if (keys.length === 0) throw new SecretKeyError('a keyring needs a key');
+    this.byId = new Map(keys.map(({ id, key }) => [id, key]));
+  }
+
+  /** The id of the key that encrypts. */
+  get currentKeyId(): string {
+    return this.keys[0].id;
+  }
+
+  encrypt(secret: string): string {
+    const { id, key } = this.keys[0];
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(ASSOCIATED_DATA);
+    const sealed = Buffer.concat([
+      iv,
+      cipher.update(secret, 'utf8'),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
+    return `${VERSION}:${id}:${sealed.toString('base64')}`;
+  }
+
+  /** @throws SecretKeyError when no key given opens it. */
+  decrypt(ciphertext: string): string {
+    const [version, id, encoded, ...rest] = ciphertext.split(':');
+    if (version !== VERSION || encoded === undefined || rest.length > 0) {
+      throw new SecretKeyError('a stored webhook secret is not in the v1 format');
+    }
+    const key = this.byId.get(id);
+    if (!key) {
+      throw new SecretKeyError(
+        `a webhook secret is encrypted with key "${id}", which WEBHOOK_SECRET_KEYS lacks`,
+      );
+    }
+    const sealed = Buffer.from(encoded, 'base64');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES))
+        .setAAD(ASSOCIATED_DATA)
+        .setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+      return Buffer.concat([
+        decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
+    } catch {
+      throw new SecretKeyError(
+        `key "${id}" does not decrypt the webhook secrets encrypted with it: it is not the key they were encrypted with`,
+      );
+    }
+  }
+
+  /**
+   * WEBHOOK_SECRET_KEYS when set. Otherwise, on the embedded database, the key in
+   * <DATA_DIR>/webhook-secret.key, made (0600) the first time; on a server (DATABASE_URL),
+   * a SecretKeyError: replicas must share a key, which none can make for the others.
+   */
+  static load(
+    config: Pick<AppConfig, 'webhookSecretKeys' | 'databaseUrl' | 'dataDir'>,
+  ): WebhookSecretKeyring {
+    if (config.webhookSecretKeys.length > 0)
+      return new WebhookSecretKeyring(config.webhookSecretKeys);
+    if (config.databaseUrl !== undefined) {
+      throw new SecretKeyError(
+        'WEBHOOK_SECRET_KEYS is not set: with DATABASE_URL, every replica needs the key that webhook secrets are encrypted with (id:key, the key 32 random bytes in base64: openssl rand -base64 32)',
+      );
+    }
+    return new WebhookSecretKeyring(readOrCreateKeyFile(config.dataDir));
+  }
+}
+
+/**
+ * Written whole or not at all (a draft linked into place): a process that finds the file
+ * reads a complete key, even while another one is creating it.
+ */
+function readOrCreateKeyFile(dataDir: string): SecretKey[] {
+  const file = join(dataDir, EMBEDDED_KEY_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const draft = `${file}.${process.pid}`;
+    rmSync(draft, { force: true });
+    const key = randomBytes(SECRET_KEY_BYTES).toString('base64');
+    writeFileSync(draft, `${EMBEDDED_KEY_ID}:${key}\n`, { mode: 0o600, flag: 'wx' });
+    try {
+      linkSync(draft, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    unlinkSync(draft);
+  }
+  const keys = parseSecretKeys(readFileSync(file, 'utf8'));
+  if (!keys?.length) {
+    throw new SecretKeyError(`${file} does not hold id:key entries (32-byte keys in base64)`);
+  }
+  return keys;
+}
