@@ -1,6 +1,12 @@
+import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import type { DatabaseSchema } from './database-schema.js';
+
+// pg writes a Date parameter in the process's time zone unless told otherwise: in a zone
+// whose offset then had seconds (New York's local mean time, -04:56:02, before 1883) it
+// stored another instant. In UTC every instant a date-time may name is written exactly.
+pg.defaults.parseInputDatesAsUTC = true;
 
 /**
  * A frozen server cannot enforce its own statement_timeout, so `pg` bounds the wait for
