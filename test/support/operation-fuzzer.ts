@@ -126,6 +126,8 @@ export function coverageGaps({ operations, statuses }: FuzzReport): string[] {
 }
 
 const segmentsOf = (path: string) => path.split('/').filter(Boolean);
+/** A list of the value, or an empty one when there is none. */
+const listOf = <T>(value: T | undefined): T[] => (value === undefined ? [] : [value]);
 const isParameter = (segment: string) => segment.startsWith('{');
 
 /** The collection whose item a path parameter names: the literal segment before it. */
@@ -284,7 +286,7 @@ class OperationFuzzer {
     this.itemCollections = new Set(
       this.operations.flatMap(({ path, parameters }) =>
         parameters.flatMap(({ name, in: where }) =>
-          where === 'path' ? [collectionOf(path, name) ?? []].flat() : [],
+          where === 'path' ? listOf(collectionOf(path, name)) : [],
         ),
       ),
     );
@@ -320,17 +322,19 @@ class OperationFuzzer {
    */
   private inOrder(fuzzed: Operation[]): Operation[] {
     const creates = this.operations.filter((operation) => this.creates(operation));
+    // The creates of the collections the fuzzed operations name, and of those they name.
     const needed = new Set(fuzzed);
-    for (let added = true; added;) {
-      added = false;
+    const named = new Set(fuzzed.flatMap((operation) => this.namedCollections(operation)));
+    for (let grew = true; grew;) {
+      grew = false;
       for (const create of creates) {
-        const named = [...needed].flatMap((operation) => this.namedCollections(operation));
-        if (!needed.has(create) && named.includes(this.creates(create)!)) {
-          needed.add(create);
-          added = true;
-        }
+        if (needed.has(create) || !named.has(this.creates(create)!)) continue;
+        needed.add(create);
+        for (const collection of this.namedCollections(create)) named.add(collection);
+        grew = true;
       }
     }
+    // Parents first: a create is ready once no pending create makes what it names.
     const ordered: Operation[] = [];
     const pending = creates.filter((create) => needed.has(create));
     while (pending.length > 0) {
@@ -375,13 +379,13 @@ class OperationFuzzer {
   /** The collections whose items an operation's path parameters and body properties name. */
   private namedCollections(operation: Operation): string[] {
     const inPath = operation.parameters.flatMap(({ name, in: where }) =>
-      where === 'path' ? [collectionOf(operation.path, name) ?? []].flat() : [],
+      where === 'path' ? listOf(collectionOf(operation.path, name)) : [],
     );
     const properties = operation.body
       ? Object.keys(resolveSchema(this.target.document, operation.body).properties ?? {})
       : [];
     const inBody = properties.flatMap((name) =>
-      [referencedCollection(name, this.itemCollections) ?? []].flat(),
+      listOf(referencedCollection(name, this.itemCollections)),
     );
     return [...inPath, ...inBody];
   }
@@ -519,7 +523,7 @@ class OperationFuzzer {
     if (!expected.accepts(status)) {
       throw new Error(
         `${operation.operationId}: a request ${expected.what} was answered ${status}\n` +
-          `${sent.request.method} ${sent.request.url} ${sent.request.payload ?? ''}\n→ ${response.body}`,
+          `${described(sent.request)} ${sent.request.payload ?? ''}\n→ ${response.body}`,
       );
     }
     if (status >= 200 && status < 300 && draft.kind !== 'anonymous') {
@@ -644,7 +648,7 @@ class OperationFuzzer {
       item = { collection, id, parents };
       if (operation.method === 'DELETE') this.items.remove(collection, id);
     }
-    const context = `after ${sent.request.method} ${sent.request.url} → ${response.statusCode}`;
+    const context = `after ${described(sent.request)} → ${response.statusCode}`;
     await this.readBack(item, operation.method === 'DELETE', context);
   }
 
@@ -710,6 +714,12 @@ class OperationFuzzer {
       throw new Error(`${context}, reading back GET ${url}: ${(error as Error).message}`);
     }
   }
+}
+
+/** The request's method and URL, its query included. */
+function described({ method, url, query }: Sent['request']): string {
+  const search = new URLSearchParams(query as Record<string, string>).toString();
+  return `${method} ${url}${search ? `?${search}` : ''}`;
 }
 
 /** Which statuses may answer a request of this kind and verdict. */
