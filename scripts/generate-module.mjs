@@ -174,8 +174,8 @@ function parseField(text) {
         wireType: 'bigint',
         wire: (v) => v,
         schema: '...INT64_SCHEMA',
-        decorator: `@Int64Property(${options})${optional ? '\n  @ValidateIf((_, value) => value !== undefined)' : ''}`,
-        imports: ['Int64Property', ...(optional ? ['ValidateIf'] : [])],
+        decorator: `@Int64Property(${options})`,
+        imports: ['Int64Property'],
         inputType: 'bigint',
         typical: '5n',
         edges: [INT64_MIN, INT64_MAX],
@@ -291,7 +291,6 @@ const DECORATOR_FILES = {
 const used = new Set(fields.flatMap(({ imports }) => imports));
 const inputImports = lines([
   "import { ApiSchema } from '@nestjs/swagger';",
-  used.has('ValidateIf') ? "import { ValidateIf } from 'class-validator';" : '',
   ...Object.entries(DECORATOR_FILES)
     .filter(([name]) => used.has(name))
     .map(([name, file]) => `import { ${name} } from '../../common/validation/${file}';`),
@@ -747,7 +746,9 @@ function e2eTest() {
     edges.map((edge) => `[${js(`${name} ${edge}`)}, { ...TYPICAL, ${name}: ${edge} }]`),
   );
   const refusals = fields.flatMap(({ name, refused }) => [
-    ...refused.map(([value, message]) => `[${js(name)}, ${js(value)}, ${value}, ${js(escapeRegExp(message))}]`),
+    ...refused.map(
+      ([value, message]) => `[${js(name)}, ${js(value)}, ${value}, ${js(escapeRegExp(message))}]`,
+    ),
     `[${js(name)}, 'null', null, 'must be']`,
   ]);
   const collection = parent ? '`/plants/${PLANT_ID}/' + plural + '`' : `'/${plural}'`;

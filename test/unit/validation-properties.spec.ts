@@ -5,6 +5,7 @@ import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BooleanProperty } from '../../src/common/validation/boolean-property.decorator.js';
 import { DateTimeProperty } from '../../src/common/validation/date-time.decorator.js';
+import { Int64Property } from '../../src/common/validation/int64-property.decorator.js';
 import { EnumProperty } from '../../src/common/validation/enum-property.decorator.js';
 import { IntegerProperty } from '../../src/common/validation/integer-property.decorator.js';
 import { TextProperty } from '../../src/common/validation/text-property.decorator.js';
@@ -28,6 +29,9 @@ class HarvestBody {
 
   @DateTimeProperty({ description: 'sold', required: false })
   soldAt?: Date;
+
+  @Int64Property({ description: 'external', required: false })
+  externalId?: bigint;
 }
 
 @Controller()
@@ -91,6 +95,7 @@ describe('the shared property decorators', () => {
         organic: { type: 'boolean', description: 'organic' },
         note: { type: 'string', minLength: 1, maxLength: 200, description: 'note' },
         soldAt: { type: 'string', format: 'date-time', description: 'sold' },
+        externalId: { type: 'integer', format: 'int64', description: 'external' },
       },
       required: ['weightGrams', 'harvestedAt', 'grade', 'organic'],
     });
@@ -117,6 +122,8 @@ describe('the shared property decorators', () => {
     [{ note: '' }, 'note must be 1 to 200 characters long'],
     [{ note: null }, 'note must be a string'],
     [{ soldAt: '2026-07-01T12:30:00' }, 'soldAt must be an RFC 3339 date-time'],
+    [{ externalId: null }, 'externalId must be an integer from'],
+    [{ externalId: '5' }, 'externalId must be an integer from'],
   ])('refuse %j, naming the property: %s', async (change, message) => {
     expect(await validated({ ...VALID, ...change })).toContain(message);
   });

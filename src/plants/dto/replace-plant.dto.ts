@@ -1,5 +1,4 @@
 import { ApiSchema } from '@nestjs/swagger';
-import { ValidateIf } from 'class-validator';
 import { Int64Property } from '../../common/validation/int64-property.decorator.js';
 import { PlantDto } from './plant.dto.js';
 
@@ -11,6 +10,5 @@ export class ReplacePlantDto extends PlantDto {
     required: false,
     description: 'The id of the path, repeated; any other id is refused',
   })
-  @ValidateIf((plant: ReplacePlantDto) => plant.id !== undefined)
   id?: bigint;
 }
