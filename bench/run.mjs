@@ -141,6 +141,10 @@ async function startServer(name, args, extraEnv = {}) {
       RATE_LIMIT_PER_MINUTE: '0',
       // The slow subscribers listen on loopback.
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      // Required with DATABASE_URL; a bench key, known to everyone.
+      WEBHOOK_SECRET_KEYS:
+        env.WEBHOOK_SECRET_KEYS ??
+        `bench:${Buffer.from('bench-key-for-webhook-secrets-32').toString('base64')}`,
       ...extraEnv,
     },
     stdio: ['ignore', output, output],
