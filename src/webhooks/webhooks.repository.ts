@@ -247,8 +247,12 @@ export interface ClaimedDelivery {
   traceContext: string | null;
   subscriptionId: string;
   url: string;
-  /** The current secret, then the previous one while a rotation's overlap lasts. */
-  secrets: string[];
+  /**
+   * The current secret, then the previous one while a rotation's overlap lasts, decrypted
+   * when the attempt signs: a secret this process has no key for (a replica started with
+   * another key list) fails that attempt alone, which another replica then makes.
+   */
+  secrets: () => string[];
 }
 
 export interface DeliveryOutcome {
@@ -384,7 +388,7 @@ export class WebhooksRepository implements OnModuleInit {
       traceContext: row.trace_context,
       subscriptionId: row.subscription_id,
       url: row.url,
-      secrets: [
+      secrets: () => [
         // In clear only when the release before created it, during a rollout.
         row.secret_encrypted === null ? row.secret! : this.keyring.decrypt(row.secret_encrypted),
         ...(row.previous_secret === null ? [] : [this.keyring.decrypt(row.previous_secret)]),

@@ -318,7 +318,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         headers: {
           'content-type': 'application/json',
           'user-agent': 'plant-store-webhooks',
-          ...signDelivery(delivery.secrets, delivery.messageId, new Date(), delivery.payload),
+          ...signDelivery(delivery.secrets(), delivery.messageId, new Date(), delivery.payload),
           ...(webhookSendTraceContext ? span.propagationHeaders() : {}),
         },
       });

@@ -13,7 +13,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { parseSecretKeys, SECRET_KEY_BYTES, type SecretKey } from '../../config/secret-keys.js';
 
 /** The embedded database's own key, beside its data (<DATA_DIR>/postgres). */
-export const EMBEDDED_KEY_FILE = 'webhook-secret.key';
+const EMBEDDED_KEY_FILE = 'webhook-secret.key';
 /** The embedded key's id in its file and in every ciphertext it makes. */
 const EMBEDDED_KEY_ID = 'embedded';
 /** The ciphertext format: `v1:<key id>:<base64 of IV (12 bytes), ciphertext, tag (16)>`. */
@@ -23,7 +23,7 @@ const TAG_BYTES = 16;
 /** Binds a ciphertext to its purpose: a key shared with other data cannot be fed one. */
 const ASSOCIATED_DATA = Buffer.from('plant-store webhook signing secret');
 
-/** A ciphertext that no key given opens: unknown key id, wrong key, or damaged. */
+/** No key where one is needed, or a ciphertext no key given opens (unknown id, wrong key, damaged). */
 export class SecretKeyError extends Error {
   override name = 'SecretKeyError';
 }
