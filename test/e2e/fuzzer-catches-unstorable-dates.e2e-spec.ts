@@ -10,6 +10,9 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 /** RFC 3339's date-time as a pattern: its form, none of its ranges. */
 const RFC_3339_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** A fuzzing of two operations and their parent's create takes 1 to 20 s on a loaded machine. */
+const FUZZ_RUN_MS = 120_000;
+
 /**
  * The every-operation fuzzer against a module of a child resource (readings of a plant,
  * `POST /plants/{id}/readings` and `GET /readings/{id}`) whose one date-time field is
@@ -33,26 +36,38 @@ describe('the every-operation fuzzer, on a module with a date-time field', () =>
     );
   };
 
-  it('fails on the stock @IsISO8601(): it takes dates the document refuses, or serves back years it cannot write', async () => {
-    await expect(fuzzReadings([IsISO8601()])).rejects.toThrow(
-      /createReading: a request the document refuses was answered 201|contract broken:[^]*must match format "date-time"/,
-    );
-  });
+  it(
+    'fails on the stock @IsISO8601(): it takes dates the document refuses, or serves back years it cannot write',
+    async () => {
+      await expect(fuzzReadings([IsISO8601()])).rejects.toThrow(
+        /createReading: a request the document refuses was answered 201|contract broken:[^]*must match format "date-time"/,
+      );
+    },
+    FUZZ_RUN_MS,
+  );
 
-  it('fails with a document violation on a pattern of the RFC 3339 form: a date-time at the edge of the years is served back outside them (0000-01-01T00:00:00+23:59 as -000001-12-31T00:01:00.000Z)', async () => {
-    await expect(fuzzReadings([Matches(RFC_3339_FORM)])).rejects.toThrow(
-      /contract broken:[^]*must match format "date-time"/,
-    );
-  });
+  it(
+    'fails with a document violation on a pattern of the RFC 3339 form: a date-time at the edge of the years is served back outside them (0000-01-01T00:00:00+23:59 as -000001-12-31T00:01:00.000Z)',
+    async () => {
+      await expect(fuzzReadings([Matches(RFC_3339_FORM)])).rejects.toThrow(
+        /contract broken:[^]*must match format "date-time"/,
+      );
+    },
+    FUZZ_RUN_MS,
+  );
 
-  it('passes on the shared DateTimeProperty, reaching a 201 and a 4xx of both operations', async () => {
-    const report = await fuzzReadings([
-      DateTimeProperty({ description: 'When it was read', required: true }),
-    ]);
-    expect(coverageGaps(report)).toEqual([]);
-    expect(report.operations.map(({ operationId }) => operationId)).toEqual([
-      'createReading',
-      'getReading',
-    ]);
-  });
+  it(
+    'passes on the shared DateTimeProperty, reaching a 201 and a 4xx of both operations',
+    async () => {
+      const report = await fuzzReadings([
+        DateTimeProperty({ description: 'When it was read', required: true }),
+      ]);
+      expect(coverageGaps(report)).toEqual([]);
+      expect(report.operations.map(({ operationId }) => operationId)).toEqual([
+        'createReading',
+        'getReading',
+      ]);
+    },
+    FUZZ_RUN_MS,
+  );
 });

@@ -649,11 +649,19 @@ class OperationFuzzer {
       if (operation.method === 'DELETE') this.items.remove(collection, id);
     }
     const context = `after ${described(sent.request)} → ${response.statusCode}`;
-    await this.readBack(item, operation.method === 'DELETE', context);
+    const deleted = operation.method === 'DELETE';
+    await this.readBack(item, context, deleted ? undefined : writtenFields(sent.body, response));
   }
 
-  /** GETs the item (200, or 404 once deleted) and every page of the lists it is in. */
-  private async readBack(item: Item, deleted: boolean, context: string): Promise<void> {
+  /**
+   * GETs the item: 404 once deleted, else 200 with the fields the request wrote as the
+   * write's answer had them; and every page of the lists it is in.
+   */
+  private async readBack(
+    item: Item,
+    context: string,
+    written: Record<string, string> | undefined,
+  ): Promise<void> {
     const ids = new Map([...item.parents, [item.collection, item.id]]);
     const fill = (operation: Operation) =>
       segmentsOf(operation.path).map((segment) => {
@@ -669,11 +677,17 @@ class OperationFuzzer {
     if (get) {
       const url = `/${fill(get).join('/')}`;
       const response = await this.readOrExplain(url, context);
-      const expected = deleted ? 404 : 200;
+      const expected = written ? 200 : 404;
       if (response.statusCode !== expected) {
         throw new Error(
           `${context}: GET ${url} answered ${response.statusCode}, not ${expected}: ${response.body}`,
         );
+      }
+      const read = written && fieldsOf(response.body);
+      for (const [name, value] of Object.entries(written ?? {})) {
+        if (read?.[name] !== undefined && read[name] !== value) {
+          throw new Error(`${context}: GET ${url} reads ${name} as ${read[name]}, not ${value}`);
+        }
       }
     }
     const lists = this.operations.filter(
@@ -744,6 +758,27 @@ function createdId(response: LightMyRequestResponse, requestBody: unknown): unkn
   const location = response.headers.location;
   if (typeof location === 'string') return decodeURIComponent(location.split('/').at(-1)!);
   return (requestBody as { id?: unknown } | undefined)?.id;
+}
+
+/** A JSON object's members as JSON text (ints exact), or undefined for any other body. */
+function fieldsOf(body: string): Record<string, string> | undefined {
+  const value = body === '' ? undefined : parse(body, null, parseJsonNumber);
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, member]) => [name, stringifyJson(member)]),
+  );
+}
+
+/** The members of a write's answer that its request body wrote, as JSON text. */
+function writtenFields(
+  requestBody: unknown,
+  response: LightMyRequestResponse,
+): Record<string, string> {
+  const answered = fieldsOf(response.body) ?? {};
+  const names = requestBody && typeof requestBody === 'object' ? Object.keys(requestBody) : [];
+  return Object.fromEntries(
+    names.filter((name) => name in answered).map((name) => [name, answered[name]]),
+  );
 }
 
 /** The URL of the `Link` header's `rel="next"`, if any. */
