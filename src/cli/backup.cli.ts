@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig, ConfigError } from '../config/app-config.js';
 import { BackupFileError } from '../database/backup/backup-file.js';
@@ -14,6 +15,7 @@ import { DatabaseServer } from '../database/database-server.js';
 const USAGE = `Usage:
   npm run backup -- FILE            back up the database (the service may be running)
   npm run restore -- FILE [--force] restore FILE into an empty database (--force: replace its data)
+FILE - is standard output (backup) or input (restore), with npm run --silent.
 The database is DATABASE_URL's, or the embedded one in DATA_DIR.`;
 
 class UsageError extends Error {}
@@ -31,13 +33,15 @@ async function main([command, ...args]: string[]): Promise<void> {
   }
   if (command === 'backup' && force) throw new UsageError('--force is for restore');
   const [file] = files;
+  // Standard output may be the backup itself: the embedded server's start lines stay off it.
+  Logger.overrideLogger(['error', 'warn']);
   const config = AppConfig.fromEnvironment();
   const server = await DatabaseServer.connect(config);
   const started = Date.now();
   try {
     if (command === 'backup') {
       const summary = await backUp(config.databaseDirectUrl ?? server.url, file, config);
-      report(`backed up ${contents(summary.header)} to ${file} (${megabytes(summary)})`, started);
+      report(`backed up ${contents(summary.header)} to ${written(summary)}`, started);
     } else {
       const service = dataSourceOptions(server.url, config, APP_SCHEMA);
       const { header, migratedAfter } = await restore(file, service, config, { force });
@@ -54,8 +58,8 @@ function contents(header: BackupSummary['header']): string {
   return `${tables} (schema at ${header.migration})`;
 }
 
-function megabytes({ bytes }: BackupSummary): string {
-  return `${(bytes / 1e6).toFixed(1)} MB`;
+function written({ file, bytes }: BackupSummary): string {
+  return bytes === undefined ? 'standard output' : `${file} (${(bytes / 1e6).toFixed(1)} MB)`;
 }
 
 function report(line: string, started: number): void {

@@ -1,11 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APP_SCHEMA } from '../../src/app.schema.js';
 
 const MIGRATIONS = APP_SCHEMA.migrations;
-import { type Answer, send } from '../support/built-service.js';
+import { type Answer, runBackupCli, send } from '../support/built-service.js';
 import { Webhook } from 'standardwebhooks';
 import { ComposeStack, type ContainerState } from '../support/compose-stack.js';
 
@@ -93,6 +95,15 @@ const serverBackupDrill = (file: string) => {
     .map((line) => line.replaceAll('plant-store.dump', file));
   const backup = lines.findIndex((line) => line.includes('pg_dump'));
   return { backup: lines[backup], restore: lines.slice(backup + 1) };
+};
+
+/** docs/operations.md's line that restores a backup into the stack from standard input. */
+const stackRestoreLine = (file: string) => {
+  const docs = readFileSync('docs/operations.md', 'utf8');
+  const line = /^\s*(docker compose run .* restore -- - < plant-store\.backup\.gz)$/m.exec(
+    docs,
+  )![1];
+  return line.replace('plant-store.backup.gz', file);
 };
 
 /** The README's shell block that holds `text`. */
@@ -800,6 +811,52 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
       ).status,
     ).toBe(200);
     await stack.docker(['rm', '--force', receiverName()]);
+  });
+
+  it('8. moves its data out with npm run backup into an embedded database, and from a backup of that into a new stack with npm run restore, as docs/operations.md writes it', async () => {
+    const workDir = mkdtempSync(join(tmpdir(), `${stack.project}-`));
+    try {
+      const [fromStack, fromEmbedded] = ['stack', 'embedded'].map((name) =>
+        join(workDir, `${name}.backup.gz`),
+      );
+      const token = await issueToken('moved', 'plants:read');
+      const [plants, [firstId]] = [
+        await stack.query('SELECT count(*) FROM plants'),
+        await stack.query('SELECT min(id) FROM plants'),
+      ];
+      const out = await stack.shell(
+        `docker compose run --rm -T migrate npm run --silent backup -- - > ${fromStack}`,
+      );
+      expect(out.code, out.stderr).toBe(0);
+      const embedded = { DATA_DIR: join(workDir, 'data') };
+      const intoEmbedded = await runBackupCli('restore', [fromStack], embedded);
+      expect(intoEmbedded.code, intoEmbedded.stderr).toBe(0);
+      const backup = await runBackupCli('backup', [fromEmbedded], embedded);
+      expect(backup.code, backup.stderr).toBe(0);
+
+      const { restore } = serverBackupDrill('unused');
+      const [down, upDb, waitForDb] = restore;
+      for (const line of [down, upDb, waitForDb, stackRestoreLine(fromEmbedded)]) {
+        const { code, stderr } = await stack.shell(line);
+        expect(code, `${line}\n${stderr}`).toBe(0);
+      }
+      await upUntilHealthy(() => runReadmeLine('docker compose up -d'));
+      expect(await stack.query('SELECT count(*) FROM plants')).toEqual(plants);
+      await expect
+        .poll(
+          () =>
+            send(`${stack.baseUrl}/plants/${firstId}`, {
+              headers: { authorization: `Bearer ${token}` },
+            }).then(
+              ({ status }) => status,
+              () => 0,
+            ),
+          READY_LIMIT,
+        )
+        .toBe(200);
+    } finally {
+      rmSync(workDir, { recursive: true, force: true });
+    }
   });
 
   it('9. stops every service with exit code 0, pgbouncer included', async () => {

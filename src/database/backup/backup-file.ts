@@ -5,6 +5,8 @@ import type { BackupTable, SequenceValue } from './backup-catalog.js';
 
 export const BACKUP_FORMAT = 'plant-store-backup';
 export const BACKUP_FORMAT_VERSION = 1;
+/** The FILE that means standard output (backup) or standard input (restore), as `-` does for tar. */
+export const STANDARD_STREAM = '-';
 /** A header is a few kilobytes; anything longer before its newline is not one. */
 const HEADER_LIMIT_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
@@ -43,11 +45,12 @@ export class BackupReader {
     this.chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   }
 
+  /** `file`, or standard input when it is STANDARD_STREAM. */
   static open(file: string): BackupReader {
-    const input = createReadStream(file);
+    const input = file === STANDARD_STREAM ? process.stdin : createReadStream(file);
     // Chunks as large as the backup's: fewer, larger COPY messages to the server.
     const gunzip = createGunzip({ chunkSize: 64 * 1024 });
-    input.on('error', (error) => gunzip.destroy(error));
+    input.on('error', (error: Error) => gunzip.destroy(error));
     return new BackupReader(file, input.pipe(gunzip));
   }
 

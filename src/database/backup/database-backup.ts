@@ -1,8 +1,8 @@
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
+import { finished, pipeline } from 'node:stream/promises';
+import { createGzip, type Gzip } from 'node:zlib';
 import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
@@ -20,6 +20,7 @@ import {
   type BackupHeader,
   BackupReader,
   headerLine,
+  STANDARD_STREAM,
 } from './backup-file.js';
 import { CopyIn, CopyOut } from './copy-streams.js';
 
@@ -37,8 +38,19 @@ export class BackupRefusedError extends Error {}
 
 export interface BackupSummary {
   file: string;
-  bytes: number;
+  /** The file's size; undefined on standard output. */
+  bytes?: number;
   header: BackupHeader;
+}
+
+/**
+ * Into standard output: `pipe`, which never ends it (pipeline would), and done once gzip
+ * has handed it everything (a pipe or a file is written synchronously on Linux).
+ */
+function toStandardOutput(gzip: Gzip): Promise<void> {
+  process.stdout.once('error', (error) => gzip.destroy(error));
+  gzip.pipe(process.stdout);
+  return finished(gzip);
 }
 
 /**
@@ -46,6 +58,7 @@ export interface BackupSummary {
  * READ ONLY transaction, so the service goes on writing meanwhile and nothing it commits
  * after the backup began is in it. Streams, gzipped, to `file`.partial, renamed to `file`
  * once complete; readable by its owner only (it holds token hashes and webhook secrets).
+ * `-`: to standard output.
  */
 export async function backUp(
   url: string,
@@ -53,6 +66,7 @@ export async function backUp(
   settings: BackupSettings,
 ): Promise<BackupSummary> {
   const client = await connect(url, settings, 'plant-store backup');
+  const toStdout = file === STANDARD_STREAM;
   const draft = `${file}.partial`;
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -81,7 +95,9 @@ export async function backUp(
       sequences: await readSequences(client, tables),
     };
     const gzip = createGzip();
-    const written = pipeline(gzip, createWriteStream(draft, { mode: 0o600 }));
+    const written = toStdout
+      ? toStandardOutput(gzip)
+      : pipeline(gzip, createWriteStream(draft, { mode: 0o600 }));
     written.catch(() => undefined);
     try {
       gzip.write(headerLine(header));
@@ -103,10 +119,11 @@ export async function backUp(
     }
     await written;
     await client.query('COMMIT');
+    if (toStdout) return { file, header };
     await rename(draft, file);
     return { file, bytes: (await stat(file)).size, header };
   } catch (error) {
-    await rm(draft, { force: true });
+    if (!toStdout) await rm(draft, { force: true });
     throw error;
   } finally {
     await client.end().catch(() => undefined);
