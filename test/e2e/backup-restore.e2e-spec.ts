@@ -24,9 +24,14 @@ const SERVER_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const SERVICE_ENV = { RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
 /**
  * The source's receiver never answers, and one attempt at a time is made: every other
- * delivery is still pending when the backup is taken.
+ * delivery is still pending when the backup is taken. A timed-out attempt is made again
+ * at once, so the one under way is due again within WEBHOOK_TIMEOUT_MS of the restore.
  */
-const SOURCE_DELIVERY = { WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '1' };
+const SOURCE_DELIVERY = {
+  WEBHOOK_TIMEOUT_MS: '5000',
+  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '1',
+  WEBHOOK_RETRY_BASE_MS: '10',
+};
 const RESTORED_DELIVERY = { WEBHOOK_POLL_INTERVAL_MS: '20', WEBHOOK_TIMEOUT_MS: '1000' };
 
 interface Database {
@@ -169,7 +174,7 @@ describe('npm run backup / npm run restore', () => {
     await expectPlantsThere(targetUrl);
     expect((await get(targetUrl, `/webhooks/${subscriptionId}`)).status).toBe(200);
     const delivered = new Set<number>();
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     while (acknowledgedBefore.some((id) => !delivered.has(id)) && Date.now() < deadline) {
       for (const delivery of receiver.received.splice(0)) {
         verifySignature(secret, delivery);
