@@ -200,8 +200,10 @@ async function load(
     const tables = await listTables(client);
     assertSameTables(tables, header);
     const names = tables.map(({ name }) => pg.escapeIdentifier(name)).join(', ');
-    // Writers wait until the restore is done; readers are served what was there.
-    await client.query(`LOCK TABLE ${names} IN EXCLUSIVE MODE`);
+    // Writers wait until the restore is done; readers are served what was there, unless
+    // the data is to be replaced: then the lock its TRUNCATE and ALTER TABLE need is taken
+    // at once, since upgrading to it behind a reader could deadlock.
+    await client.query(`LOCK TABLE ${names} IN ${force ? 'ACCESS EXCLUSIVE' : 'EXCLUSIVE'} MODE`);
     const holding = [];
     for (const { name } of tables) {
       const { rows } = await client.query<{ any: boolean }>(
