@@ -813,6 +813,7 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     await stack.docker(['rm', '--force', receiverName()]);
   });
 
+  // 289 s in a run here, near the 300 s default: `compose run` thrice, down -v and up.
   it('8. moves its data out with npm run backup into an embedded database, and from a backup of that into a new stack with npm run restore, as docs/operations.md writes it', async () => {
     const workDir = mkdtempSync(join(tmpdir(), `${stack.project}-`));
     try {
@@ -857,7 +858,7 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     } finally {
       rmSync(workDir, { recursive: true, force: true });
     }
-  });
+  }, 600_000);
 
   it('9. stops every service with exit code 0, pgbouncer included', async () => {
     await runReadmeLine('docker compose stop');
