@@ -275,7 +275,7 @@ class OperationFuzzer {
   private readonly operations: Operation[];
   private readonly itemCollections: Set<string>;
   private readonly items = new Items();
-  /** Query values the service issued in `Link` headers, by parameter name. */
+  /** Query values the service issued in `Link` headers, by path and parameter name. */
   private readonly issued = new Map<string, string[]>();
 
   constructor(
@@ -552,10 +552,6 @@ class OperationFuzzer {
         for (const [parent, id] of item.parents) named.set(parent, id);
         return item.id;
       }
-      if (value instanceof Issued) {
-        const issued = this.issued.get(value.parameter) ?? [];
-        return issued.length === 0 ? undefined : issued[value.pick % issued.length];
-      }
       return value;
     };
     // The last parameter first: its item decides which parents the others name.
@@ -573,7 +569,10 @@ class OperationFuzzer {
       .join('/');
     const query = Object.fromEntries(
       Object.entries(draft.query).flatMap(([name, part]) => {
-        const text = part && pick(part.value);
+        const text =
+          part?.value instanceof Issued
+            ? this.issuedFor(`/${url}`, part.value)
+            : part && pick(part.value);
         return text === undefined ? [] : [[name, String(text)]];
       }),
     );
@@ -614,13 +613,27 @@ class OperationFuzzer {
     };
   }
 
+  /**
+   * Keeps the query values of a `Link` to a next page, for its path alone: a cursor is
+   * the list's own (a plant's cursor means nothing to a list of harvests, nor one plant's
+   * harvests' to another's).
+   */
   private rememberIssued(response: LightMyRequestResponse): void {
     const next = nextPage(response);
     if (!next) return;
-    for (const [name, value] of new URL(next, 'http://localhost').searchParams) {
-      const values = this.issued.get(name) ?? [];
-      if (!values.includes(value)) this.issued.set(name, [...values, value].slice(-20));
+    const { pathname, searchParams } = new URL(next, 'http://localhost');
+    for (const [name, value] of searchParams) {
+      const values = this.issued.get(`${pathname} ${name}`) ?? [];
+      if (!values.includes(value)) {
+        this.issued.set(`${pathname} ${name}`, [...values, value].slice(-20));
+      }
     }
+  }
+
+  /** A value the service issued for this parameter on this path, or none. */
+  private issuedFor(path: string, { parameter, pick }: Issued): string | undefined {
+    const issued = this.issued.get(`${path} ${parameter}`) ?? [];
+    return issued.length === 0 ? undefined : issued[pick % issued.length];
   }
 
   /** Remembers the item created or deleted, and reads back the item and its lists. */
@@ -711,6 +724,7 @@ class OperationFuzzer {
             `${context}: GET ${url} answered ${response.statusCode}: ${response.body}`,
           );
         }
+        this.rememberIssued(response);
         url = nextPage(response);
       }
     }
