@@ -9,14 +9,14 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 /** Generated requests per operation in CI (fixed seed; `npm run fuzz` runs many more). */
 const RUNS_PER_OPERATION = 100;
 
-/**
- * FUZZ_ONLY=<regular expression> fuzzes the operations whose `METHOD /path` or operationId
- * it matches (`FUZZ_ONLY=harvests`: one module), with the creates of their parents.
- */
 /** A CI run takes 4 to 20 s on a loaded machine; a long one (FUZZ_RUNS) takes proportionally longer. */
 const LONGEST_RUN_MS =
   120_000 * Math.max(1, Number(process.env.FUZZ_RUNS ?? 0) / RUNS_PER_OPERATION);
 
+/**
+ * FUZZ_ONLY=<regular expression> fuzzes the operations whose `METHOD /path` or operationId
+ * it matches (`FUZZ_ONLY=harvests`: one module), with the creates of their parents.
+ */
 const only = process.env.FUZZ_ONLY ? new RegExp(process.env.FUZZ_ONLY) : undefined;
 
 /**
