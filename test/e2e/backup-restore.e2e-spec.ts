@@ -195,7 +195,7 @@ describe('npm run backup / npm run restore', () => {
     await stop(services.at(-1)!);
     const forced = await runBackupCli('restore', [backupFile, '--force'], target.env);
     expect(forced.code, forced.stderr).toBe(0);
-    targetUrl = await start(target, RESTORED_DELIVERY);
+    targetUrl = await start(target, { ...RESTORED_DELIVERY, WEBHOOK_SECRET_KEYS: sourceKeys });
     await expectPlantsThere(targetUrl);
   }, 120_000);
 
