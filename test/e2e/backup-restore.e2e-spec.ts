@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -239,5 +239,21 @@ describe('npm run backup / npm run restore', () => {
     const nextId = `INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
       SELECT id, '{}', now() FROM webhook_subscriptions RETURNING id`;
     expect(await into.query(nextId)).toEqual(await from.query(nextId));
+  }, 120_000);
+  it('refuses a backup file cut short, in one line, and leaves the target database empty', async () => {
+    const [from, into] = [await createTestDatabase(), await createTestDatabase()];
+    databases.push(from, into);
+    expect((await runMigrationCli(['run'], { DATABASE_URL: from.url })).code).toBe(0);
+    await from.query(
+      `INSERT INTO plants (id, name) SELECT g, 'plant ' || g FROM generate_series(1, 100000) AS g`,
+    );
+    const file = join(workDir, 'cut.backup.gz');
+    expect((await runBackupCli('backup', [file], { DATABASE_URL: from.url })).code).toBe(0);
+    const whole = readFileSync(file);
+    writeFileSync(file, whole.subarray(0, Math.floor(whole.length / 2)));
+    const restored = await runBackupCli('restore', [file], { DATABASE_URL: into.url });
+    expect(restored.code).toBe(1);
+    expect(restored.stderr).toMatch(/^restore: [^\n]+\n$/);
+    expect(await into.query('SELECT count(*)::int AS count FROM plants')).toEqual([{ count: 0 }]);
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip } from 'node:zlib';
 import pg from 'pg';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { type MigrationSettings, runPendingMigrations } from '../migrations.js';
@@ -22,7 +23,6 @@ import {
   headerLine,
   STANDARD_STREAM,
 } from './backup-file.js';
-import { CopyIn, CopyOut } from './copy-streams.js';
 
 /**
  * Session settings under which COPY's text is the same whatever the server's defaults:
@@ -102,14 +102,14 @@ export async function backUp(
     try {
       gzip.write(headerLine(header));
       for (const table of counted) {
-        const copy = CopyOut.start(client, `COPY ${tableColumns(table)} TO STDOUT`);
+        const copy = client.query(copyTo(`COPY ${tableColumns(table)} TO STDOUT`));
         // Written by hand, not piped: a pipeline into the same gzip per table would leave
         // a listener on it per table.
         for await (const chunk of copy) {
           if (!gzip.write(chunk)) await once(gzip, 'drain');
         }
-        if (copy.rows !== table.rows) {
-          throw new Error(`${table.name}: copied ${copy.rows} rows of ${table.rows}`);
+        if (copy.rowCount !== table.rows) {
+          throw new Error(`${table.name}: copied ${copy.rowCount} rows of ${table.rows}`);
         }
       }
       gzip.end();
@@ -229,17 +229,24 @@ async function load(
       }
     }
     for (const table of header.tables) {
-      const copy = CopyIn.start(client, `COPY ${tableColumns(table)} FROM STDIN`);
+      const copy = client.query(copyFrom(`COPY ${tableColumns(table)} FROM STDIN`));
+      // Its failures are awaited below (drain, finished); a late one, the server's answer
+      // to the CopyFail sent when it is destroyed, must not crash the process.
+      copy.on('error', () => undefined);
       try {
-        await reader.rows(table.rows, (chunk) => copy.write(chunk));
+        await reader.rows(table.rows, async (chunk) => {
+          if (!copy.write(chunk)) await once(copy, 'drain');
+        });
+        copy.end();
+        await finished(copy);
       } catch (error) {
-        // The session must leave COPY before the rollback; its rows go with the transaction.
-        await copy.end().catch(() => undefined);
+        // Destroying it ends the COPY with CopyFail, so the session can roll back; its
+        // rows go with the transaction.
+        copy.destroy();
         throw error;
       }
-      const stored = await copy.end();
-      if (stored !== table.rows) {
-        throw new Error(`${table.name}: stored ${stored} rows of ${table.rows}`);
+      if (copy.rowCount !== table.rows) {
+        throw new Error(`${table.name}: stored ${copy.rowCount} rows of ${table.rows}`);
       }
     }
     await reader.end();
