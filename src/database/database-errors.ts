@@ -82,6 +82,15 @@ export function isRetryableRefusal(error: unknown): boolean {
   return code !== undefined && RETRYABLE_SQLSTATE.has(code);
 }
 
+/**
+ * undefined_table (42P01) or undefined_column (42703): the schema is not migrated that far
+ * yet, as when the service starts before the job that migrates (MIGRATIONS_AT_START=false).
+ */
+export function isSchemaNotMigratedYet(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  return code === '42P01' || code === '42703';
+}
+
 /** lock_not_available (55P03): `lock_timeout` passed while the statement waited for a lock. */
 export function isLockNotAvailable(error: unknown): boolean {
   return sqlStateOf(error) === '55P03';

@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { EntityManager, Repository } from 'typeorm';
+import { isSchemaNotMigratedYet } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
@@ -459,10 +460,18 @@ export class WebhooksRepository implements OnModuleInit {
     return { previousSecretExpiresAt: rotated.previous_secret_expires_at };
   }
 
-  /** A ciphertext made with each key the stored secrets use, to check the keys at start. */
+  /**
+   * A ciphertext made with each key the stored secrets use, to check the keys at start;
+   * none while the schema has no encrypted secrets yet (a job still to migrate it).
+   */
   async oneSecretPerKey(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ sealed: string }>(ONE_SECRET_PER_KEY);
-    return rows.map(({ sealed }) => sealed);
+    try {
+      const { rows } = await this.pool.query<{ sealed: string }>(ONE_SECRET_PER_KEY);
+      return rows.map(({ sealed }) => sealed);
+    } catch (error) {
+      if (isSchemaNotMigratedYet(error)) return [];
+      throw error;
+    }
   }
 
   async disabledCount(): Promise<number> {
