@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { PinoLogger } from 'nestjs-pino';
 import type { EntityManager, Repository } from 'typeorm';
-import { retryRefused } from '../database/retry-refused.js';
 import { type Actor, describeActor } from './actor.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
 
@@ -54,21 +53,20 @@ export class AuditTrail {
 
   /**
    * Runs `change` in a transaction in which `record` writes its events; logs them once it
-   * commits. A transaction the database refused without effect runs again as a whole
-   * (retryRefused), so `change` must have no effect outside it; an attempt rolled back
-   * logs nothing.
+   * commits. A caller that retries the whole transaction (retryRefused) calls this again:
+   * an attempt rolled back logs nothing.
    */
-  transaction<T>(change: (manager: EntityManager, record: RecordEvent) => Promise<T>): Promise<T> {
-    return retryRefused(async () => {
-      const written: AuditEvent[] = [];
-      const result = await this.events.manager.transaction((manager) =>
-        change(manager, async (record) => {
-          written.push(await this.write(manager, record));
-        }),
-      );
-      for (const event of written) this.log(event);
-      return result;
-    });
+  async transaction<T>(
+    change: (manager: EntityManager, record: RecordEvent) => Promise<T>,
+  ): Promise<T> {
+    const written: AuditEvent[] = [];
+    const result = await this.events.manager.transaction((manager) =>
+      change(manager, async (record) => {
+        written.push(await this.write(manager, record));
+      }),
+    );
+    for (const event of written) this.log(event);
+    return result;
   }
 
   private async write(

@@ -5,6 +5,7 @@ import type { Actor } from '../audit/actor.js';
 import { AuditTrail, type RecordEvent } from '../audit/audit-trail.js';
 import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { isUniqueViolation } from '../database/database-errors.js';
+import { retryRefused } from '../database/retry-refused.js';
 import { ApiToken } from './entities/api-token.entity.js';
 import type { Principal } from './principal.js';
 import { GrantableScopes, type Scope } from './scopes.js';
@@ -90,16 +91,18 @@ export class TokensService {
     }
     const expiresAt = expiresInMs === undefined ? null : new Date(Date.now() + expiresInMs);
     try {
-      return await this.audit.transaction(async (manager, record) => {
-        const replaced = replace ? await this.revokeWith(manager, record, name, actor) : [];
-        return this.issue(
-          manager,
-          record,
-          actor,
-          { name, scopes, expiresAt },
-          replace ? { replaced } : {},
-        );
-      });
+      return await retryRefused(() =>
+        this.audit.transaction(async (manager, record) => {
+          const replaced = replace ? await this.revokeWith(manager, record, name, actor) : [];
+          return this.issue(
+            manager,
+            record,
+            actor,
+            { name, scopes, expiresAt },
+            replace ? { replaced } : {},
+          );
+        }),
+      );
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw new TokenRequestError(
@@ -120,34 +123,36 @@ export class TokensService {
     { name, overlapMs, expiresInMs }: TokenRotation,
     actor: Actor,
   ): Promise<RotatedToken | null> {
-    return this.audit.transaction(async (manager, record) => {
-      const [old]: {
-        id: string;
-        scopes: string[];
-        expires_at: Date;
-        lifetime_ms: number | null;
-      }[] = await manager.query(ROTATE_AND_ANNOUNCE, [name, overlapMs]);
-      if (!old) return null;
-      const lifetimeMs = expiresInMs ?? old.lifetime_ms;
-      const issued = await this.issue(
-        manager,
-        record,
-        actor,
-        {
-          name,
-          scopes: old.scopes,
-          expiresAt: lifetimeMs === null ? null : new Date(Date.now() + lifetimeMs),
-        },
-        { rotatedFrom: old.id },
-      );
-      await record({
-        event: 'token.rotated',
-        subjectId: old.id,
-        actor,
-        details: { name, successorId: issued.token.id, overlapEndsAt: old.expires_at },
-      });
-      return { ...issued, overlapEndsAt: old.expires_at };
-    });
+    return retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const [old]: {
+          id: string;
+          scopes: string[];
+          expires_at: Date;
+          lifetime_ms: number | null;
+        }[] = await manager.query(ROTATE_AND_ANNOUNCE, [name, overlapMs]);
+        if (!old) return null;
+        const lifetimeMs = expiresInMs ?? old.lifetime_ms;
+        const issued = await this.issue(
+          manager,
+          record,
+          actor,
+          {
+            name,
+            scopes: old.scopes,
+            expiresAt: lifetimeMs === null ? null : new Date(Date.now() + lifetimeMs),
+          },
+          { rotatedFrom: old.id },
+        );
+        await record({
+          event: 'token.rotated',
+          subjectId: old.id,
+          actor,
+          details: { name, successorId: issued.token.id, overlapEndsAt: old.expires_at },
+        });
+        return { ...issued, overlapEndsAt: old.expires_at };
+      }),
+    );
   }
 
   /** Stores a new token and records its creation, in the caller's transaction. */
@@ -186,8 +191,8 @@ export class TokensService {
    * of it through PostgreSQL and stops accepting them at once.
    */
   async revoke(name: string, actor: Actor): Promise<boolean> {
-    const revoked = await this.audit.transaction((manager, record) =>
-      this.revokeWith(manager, record, name, actor),
+    const revoked = await retryRefused(() =>
+      this.audit.transaction((manager, record) => this.revokeWith(manager, record, name, actor)),
     );
     return revoked.length > 0;
   }

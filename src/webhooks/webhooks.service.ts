@@ -1,6 +1,7 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import type { Actor } from '../audit/actor.js';
 import { AuditTrail } from '../audit/audit-trail.js';
+import { retryRefused } from '../database/retry-refused.js';
 import type { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import type { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy, ReceiverRefusedError } from './receiver-address.js';
@@ -38,20 +39,22 @@ export class WebhooksService {
       throw error;
     }
     const secret = generateSigningSecret();
-    const subscription = await this.audit.transaction(async (manager, record) => {
-      const created = await this.webhooks.create(manager, {
-        url: receiver.href,
-        description: description ?? null,
-        secret,
-      });
-      await record({
-        event: 'webhook_subscription.created',
-        subjectId: created.id,
-        actor,
-        details: { url: withoutQuery(created.url), description: created.description },
-      });
-      return created;
-    });
+    const subscription = await retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const created = await this.webhooks.create(manager, {
+          url: receiver.href,
+          description: description ?? null,
+          secret,
+        });
+        await record({
+          event: 'webhook_subscription.created',
+          subjectId: created.id,
+          actor,
+          details: { url: withoutQuery(created.url), description: created.description },
+        });
+        return created;
+      }),
+    );
     return { subscription, secret };
   }
 
@@ -67,16 +70,18 @@ export class WebhooksService {
 
   /** Its deliveries not sent yet are dropped with it. */
   async delete(id: string, actor: Actor): Promise<void> {
-    await this.audit.transaction(async (manager, record) => {
-      const deleted = await this.webhooks.delete(manager, id);
-      if (!deleted) throw webhookNotFound(id);
-      await record({
-        event: 'webhook_subscription.deleted',
-        subjectId: id,
-        actor,
-        details: { url: withoutQuery(deleted.url) },
-      });
-    });
+    await retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const deleted = await this.webhooks.delete(manager, id);
+        if (!deleted) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.deleted',
+          subjectId: id,
+          actor,
+          details: { url: withoutQuery(deleted.url) },
+        });
+      }),
+    );
   }
 
   /**
@@ -84,16 +89,18 @@ export class WebhooksService {
    * failures are counted from now on. Recorded either way: someone asked.
    */
   async enable(id: string, actor: Actor): Promise<WebhookSubscription> {
-    await this.audit.transaction(async (manager, record) => {
-      const enabled = await this.webhooks.enable(manager, id);
-      if (!enabled) throw webhookNotFound(id);
-      await record({
-        event: 'webhook_subscription.enabled',
-        subjectId: id,
-        actor,
-        details: { disabledAt: enabled.disabledAt },
-      });
-    });
+    await retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const enabled = await this.webhooks.enable(manager, id);
+        if (!enabled) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.enabled',
+          subjectId: id,
+          actor,
+          details: { disabledAt: enabled.disabledAt },
+        });
+      }),
+    );
     return this.findOne(id);
   }
 
@@ -104,32 +111,36 @@ export class WebhooksService {
    */
   async rotateSecret(id: string, overlapSeconds: number, actor: Actor): Promise<WithNewSecret> {
     const secret = generateSigningSecret();
-    await this.audit.transaction(async (manager, record) => {
-      const rotated = await this.webhooks.rotateSecret(manager, id, secret, overlapSeconds);
-      if (!rotated) throw webhookNotFound(id);
-      await record({
-        event: 'webhook_subscription.secret_rotated',
-        subjectId: id,
-        actor,
-        details: { overlapSeconds, previousSecretExpiresAt: rotated.previousSecretExpiresAt },
-      });
-    });
+    await retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const rotated = await this.webhooks.rotateSecret(manager, id, secret, overlapSeconds);
+        if (!rotated) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.secret_rotated',
+          subjectId: id,
+          actor,
+          details: { overlapSeconds, previousSecretExpiresAt: rotated.previousSecretExpiresAt },
+        });
+      }),
+    );
     return { subscription: await this.findOne(id), secret };
   }
 
   /** Sends the subscription's failed deliveries again, each from a first attempt. */
   async redeliverFailed(id: string, actor: Actor): Promise<number> {
-    return this.audit.transaction(async (manager, record) => {
-      const redelivered = await this.webhooks.redeliverFailed(manager, id);
-      if (redelivered === null) throw webhookNotFound(id);
-      await record({
-        event: 'webhook_subscription.redelivered',
-        subjectId: id,
-        actor,
-        details: { redelivered },
-      });
-      return redelivered;
-    });
+    return retryRefused(() =>
+      this.audit.transaction(async (manager, record) => {
+        const redelivered = await this.webhooks.redeliverFailed(manager, id);
+        if (redelivered === null) throw webhookNotFound(id);
+        await record({
+          event: 'webhook_subscription.redelivered',
+          subjectId: id,
+          actor,
+          details: { redelivered },
+        });
+        return redelivered;
+      }),
+    );
   }
 }
 
