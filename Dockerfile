@@ -25,7 +25,7 @@ COPY --from=build --chown=node:node /app/dist ./dist
 # The release, late so that a new revision rebuilds no layer above. VERSION is
 # package.json's (a test keeps them equal); REVISION, the commit built
 # (`--build-arg REVISION=$(git rev-parse HEAD)`), is what the service reports, having no
-# .git here (docs/operations.md#releases).
+# .git here (docs/operations/upgrading.md#releases).
 ARG VERSION=1.0.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="plant-store" \

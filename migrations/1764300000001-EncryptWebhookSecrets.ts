@@ -13,7 +13,7 @@ const keyring = () => WebhookSecretKeyring.load(AppConfig.fromEnvironment());
  * `secret` in clear and signs with it, during a rollout and after a rollback, so this
  * leaves it; `secret` becomes nullable, as this release stores no clear copy, and
  * `npm run webhook-secrets -- re-encrypt` erases the old ones once that release is gone
- * (docs/operations.md). A few rows, one per receiver: updated in one transaction.
+ * (docs/operations/webhooks.md). A few rows, one per receiver: updated in one transaction.
  */
 export class EncryptWebhookSecrets1764300000001 implements MigrationInterface {
   name = 'EncryptWebhookSecrets1764300000001';

@@ -1,7 +1,7 @@
 // `npm version <major|minor|patch>` runs this (package.json's "version" script) after it
 // writes the new version to package.json and package-lock.json, and before it commits and
 // tags vX.Y.Z: the other places that name the release follow, and CHANGELOG.md's
-// Unreleased changes become the new version's (docs/operations.md#releases).
+// Unreleased changes become the new version's (docs/operations/upgrading.md#releases).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rolls the compose stack's api replicas to a new image without failing a request
-# (docs/operations.md, "Upgrading the compose stack"): the new release's migrations while
+# (docs/operations/upgrading.md, "Upgrading the compose stack"): the new release's migrations while
 # the old replicas serve, as many new replicas again beside them, a wait until HAProxy
 # sends to the new ones, then the old ones stopped one by one (each fails its readiness,
 # serves SHUTDOWN_DELAY_MS more, drains) and removed.

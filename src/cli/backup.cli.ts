@@ -22,7 +22,7 @@ class UsageError extends Error {}
 
 /**
  * `npm run backup -- FILE` and `npm run restore -- FILE`: a logical backup of every table
- * through the `pg` driver (docs/operations.md, "Backups"), on either database, with no
+ * through the `pg` driver (docs/operations/database.md, "Backups"), on either database, with no
  * PostgreSQL tools installed.
  */
 async function main([command, ...args]: string[]): Promise<void> {

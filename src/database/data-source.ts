@@ -55,7 +55,7 @@ export function dataSourceOptions(
       application_name: 'plant-store',
       connectionTimeoutMillis: limits.databaseConnectTimeoutMs,
       // A transaction pooler refuses session settings at connect; there PostgreSQL's own
-      // setting applies (docs/operations.md).
+      // setting applies (docs/operations/configuration.md).
       statement_timeout: limits.throughTransactionPooler
         ? undefined
         : limits.databaseStatementTimeoutMs,

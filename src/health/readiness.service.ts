@@ -65,7 +65,7 @@ export class ReadinessService {
  * The report with, beside the database's status, whether it takes writes ('accepted' or
  * 'refused'; see DatabaseWrites). A database that takes no writes leaves the replica
  * ready: it serves reads, and answers writes 503 with Retry-After; taking every replica
- * out of rotation would refuse the reads too (docs/operations.md, When the database moves).
+ * out of rotation would refuse the reads too (docs/operations/database.md, When the database moves).
  */
 function withDatabaseWrites(report: HealthCheckResult, acceptsWrites: boolean): HealthCheckResult {
   const writes = acceptsWrites ? 'accepted' : 'refused';

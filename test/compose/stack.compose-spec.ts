@@ -14,7 +14,7 @@ import { ComposeStack, type ContainerState } from '../support/compose-stack.js';
 const REPLICAS = 3;
 /** docker-compose.yml's RATE_LIMIT_PER_MINUTE. */
 const RATE_LIMIT_PER_MINUTE = 600;
-/** How soon a revocation reaches every replica (docs/operations.md). */
+/** How soon a revocation reaches every replica (docs/operations/security.md). */
 const REVOCATION_LIMIT_MS = 1_000;
 /** The steady load's pace, under the rate limit for the minute a step lasts. */
 const LOAD_PER_SECOND = 40;
@@ -27,7 +27,7 @@ const READY_LIMIT = { timeout: 120_000, interval: 500 };
 /**
  * A request's bound while PgBouncer or PostgreSQL hangs: DATABASE_CONNECT_TIMEOUT_MS (3 s)
  * for a connection, DATABASE_STATEMENT_TIMEOUT_MS (5 s) and the client's 1 s beyond it
- * for the statement (docs/operations.md), plus a second for the machine.
+ * for the statement (docs/operations/configuration.md), plus a second for the machine.
  */
 const FROZEN_REQUEST_LIMIT_MS = 10_000;
 /** How long a dependency stays frozen: longer than a request's bound. */
@@ -79,11 +79,11 @@ function readmeLine(command: string): string {
 }
 
 /**
- * docs/operations.md's compose backup and restore, as written: its line with `pg_dump`,
+ * docs/operations/database.md's compose backup and restore, as written: its line with `pg_dump`,
  * and the lines after it (a continued line joined), the archive written to `file`.
  */
 const serverBackupDrill = (file: string) => {
-  const docs = readFileSync('docs/operations.md', 'utf8');
+  const docs = readFileSync('docs/operations/database.md', 'utf8');
   const section = /^### Server deployments: `pg_dump` and `pg_restore`\n([\s\S]*?)^##/m.exec(
     docs,
   )![1];
@@ -97,9 +97,9 @@ const serverBackupDrill = (file: string) => {
   return { backup: lines[backup], restore: lines.slice(backup + 1) };
 };
 
-/** docs/operations.md's line that restores a backup into the stack from standard input. */
+/** docs/operations/database.md's line that restores a backup into the stack from standard input. */
 const stackRestoreLine = (file: string) => {
-  const docs = readFileSync('docs/operations.md', 'utf8');
+  const docs = readFileSync('docs/operations/database.md', 'utf8');
   const line = /^\s*(docker compose run .* restore -- - < plant-store\.backup\.gz)$/m.exec(
     docs,
   )![1];
@@ -721,7 +721,7 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
     expect(await labels(`plant-store:${stack.tag}-previous`)).not.toBe(revision);
   });
 
-  it('8. backs up with pg_dump under load as docs/operations.md says, then down -v, up and pg_restore: every plant acknowledged before the backup began, its token, the subscription signing with its secret', async () => {
+  it('8. backs up with pg_dump under load as docs/operations/database.md says, then down -v, up and pg_restore: every plant acknowledged before the backup began, its token, the subscription signing with its secret', async () => {
     const drill = serverBackupDrill(`/tmp/${stack.project}.dump`);
     const token = await issueToken('backup', 'plants:read,plants:write,webhooks:manage');
     const startReceiver = () =>
@@ -814,7 +814,7 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
   });
 
   // 289 s in a run here, near the 300 s default: `compose run` thrice, down -v and up.
-  it('8. moves its data out with npm run backup into an embedded database, and from a backup of that into a new stack with npm run restore, as docs/operations.md writes it', async () => {
+  it('8. moves its data out with npm run backup into an embedded database, and from a backup of that into a new stack with npm run restore, as docs/operations/database.md writes it', async () => {
     const workDir = mkdtempSync(join(tmpdir(), `${stack.project}-`));
     try {
       const [fromStack, fromEmbedded] = ['stack', 'embedded'].map((name) =>

@@ -129,7 +129,7 @@ describe('docker-compose.yml', () => {
       expect(Object.keys(service.depends_on ?? {})).not.toContain('jaeger');
     const command = `OTEL_EXPORTER_OTLP_ENDPOINT=http://jaeger:${jaeger.expose![0]} docker compose --profile tracing up -d`;
     expect(readFileSync('README.md', 'utf8')).toContain(command);
-    expect(readFileSync('docs/operations.md', 'utf8')).toContain(command);
+    expect(readFileSync('docs/operations/observability.md', 'utf8')).toContain(command);
   });
 
   it('publishes only the balancer outside the profiles, on the port the API listens on unless PLANT_STORE_PORT names another', () => {

@@ -61,7 +61,7 @@ describe('npm run backup / npm run restore', () => {
   let targetUrl: string;
   /**
    * The key the source's webhook secrets are encrypted with, which a restored database
-   * needs beside it (docs/operations.md, Webhook secrets at rest).
+   * needs beside it (docs/operations/webhooks.md, Webhook secrets at rest).
    */
   let sourceKeys: string;
 
@@ -191,7 +191,7 @@ describe('npm run backup / npm run restore', () => {
     expect(refused.stderr).toMatch(
       /^restore: the database already holds data \(in [a-z_, ]*plants[a-z_, ]*\): restore into an empty database, or pass --force to replace its data with the backup's\n$/,
     );
-    // Replaced with the service stopped, as docs/operations.md says.
+    // Replaced with the service stopped, as docs/operations/database.md says.
     await stop(services.at(-1)!);
     const forced = await runBackupCli('restore', [backupFile, '--force'], target.env);
     expect(forced.code, forced.stderr).toBe(0);

@@ -26,7 +26,7 @@ const SHUTDOWN_DELAY_MS = 1_500;
 const ATTEMPTS = 5;
 /** The limit of the rate limit check; the load checks run with one they never reach. */
 const RATE_LIMIT_PER_MINUTE = 20;
-/** How soon a revocation reaches every replica (docs/operations.md). */
+/** How soon a revocation reaches every replica (docs/operations/security.md). */
 const REVOCATION_LIMIT_MS = 1_000;
 /**
  * What a create may take through the balancer while Redis is frozen: REDIS_COMMAND_TIMEOUT_MS
@@ -37,7 +37,7 @@ const FROZEN_REDIS_BOUND_MS = 1_000;
 /**
  * What a request may take while PgBouncer hangs: DATABASE_CONNECT_TIMEOUT_MS (3 s),
  * DATABASE_STATEMENT_TIMEOUT_MS (5 s) and the client's 1 s margin, plus a second for the
- * machine (docs/operations.md).
+ * machine (docs/operations/configuration.md).
  */
 const DATABASE_ANSWER_BOUND_MS = 10_000;
 /** How long PgBouncer stays frozen: longer than a request's bound. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 /**
  * The standard OpenTelemetry variables a deployment may set beside the service's own
  * (CONFIG_VARIABLES): read by src/common/tracing and the OpenTelemetry SDK, never by
- * AppConfig, and documented in docs/operations.md's Tracing section.
+ * AppConfig, and documented in docs/operations/observability.md's Tracing section.
  */
 export const OTEL_VARIABLES = [
   'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -35,9 +35,9 @@ export const OTEL_VARIABLES = [
   'OTEL_TRACES_EXPORTER',
 ];
 
-/** The variables the first column of docs/operations.md's tracing table names. */
+/** The variables the first column of docs/operations/observability.md's tracing table names. */
 export function documentedOtelVariables(): string[] {
-  const operations = readFileSync('docs/operations.md', 'utf8');
+  const operations = readFileSync('docs/operations/observability.md', 'utf8');
   const section = /^## Tracing\n([\s\S]*?)^## /m.exec(operations)![1];
   const table = /^### The variables\n([\s\S]*?)^### /m.exec(section)![1];
   return table

@@ -39,7 +39,7 @@ export async function createAtRate(
 
 /**
  * A create sent over a kept-alive connection of `agent` and, if that connection fails under
- * it, once more on a new one, as docs/operations.md tells clients to: a kept-alive
+ * it, once more on a new one, as docs/operations/configuration.md tells clients to: a kept-alive
  * connection reused just as its idle time-out closes it (the service's, or a balancer's
  * in front) ends in a reset or a hang-up with no answer, and a create is safe to resend
  * (a replay answers 200).

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { documentedOtelVariables, OTEL_VARIABLES } from '../support/otel-variables.js';
 
-describe("docs/operations.md's tracing variables", () => {
+describe("docs/operations/observability.md's tracing variables", () => {
   it('are the OpenTelemetry variables the deployment files may set, each once', () => {
     const documented = documentedOtelVariables();
     expect(new Set(documented).size).toBe(documented.length);

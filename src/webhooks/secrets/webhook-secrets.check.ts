@@ -22,7 +22,7 @@ export class WebhookSecretsCheck implements OnApplicationBootstrap {
       } catch (error) {
         if (!(error instanceof SecretKeyError)) throw error;
         throw new StartRefusedError(
-          `Refusing to start: ${error.message}; start with the key they were encrypted with in WEBHOOK_SECRET_KEYS (on the embedded database, the file webhook-secret.key in DATA_DIR), see docs/operations.md#webhook-secrets-at-rest`,
+          `Refusing to start: ${error.message}; start with the key they were encrypted with in WEBHOOK_SECRET_KEYS (on the embedded database, the file webhook-secret.key in DATA_DIR), see docs/operations/webhooks.md#webhook-secrets-at-rest`,
         );
       }
     }
