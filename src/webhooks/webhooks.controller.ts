@@ -7,7 +7,6 @@ import {
   HttpCode,
   HttpStatus,
   Param,
-  ParseUUIDPipe,
   Post,
 } from '@nestjs/common';
 import {
@@ -27,6 +26,7 @@ import {
   ApiErrorResponse,
   ApiJsonBodyResponses,
 } from '../common/openapi/api-error-response.decorator.js';
+import { ParseUuidPipe } from '../common/validation/parse-uuid.pipe.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import {
   DEFAULT_OVERLAP_SECONDS,
@@ -101,7 +101,7 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiOkResponse({ description: 'The subscription with its delivery status', type: WebhookDto })
   @ApiWebhookByIdResponses()
-  async findOne(@Param('id', ParseUUIDPipe) id: string): Promise<WebhookDto> {
+  async findOne(@Param('id', ParseUuidPipe) id: string): Promise<WebhookDto> {
     return toWebhookDto(await this.webhooks.findOne(id));
   }
 
@@ -117,7 +117,7 @@ export class WebhooksController {
   @ApiNoContentResponse({ description: 'The subscription is deleted' })
   @ApiWebhookByIdResponses()
   async delete(
-    @Param('id', ParseUUIDPipe) id: string,
+    @Param('id', ParseUuidPipe) id: string,
     @RequestActor() actor: Actor,
   ): Promise<void> {
     await this.webhooks.delete(id, actor);
@@ -136,7 +136,7 @@ export class WebhooksController {
   @ApiOkResponse({ description: 'The subscription, enabled', type: WebhookDto })
   @ApiWebhookByIdResponses()
   async enable(
-    @Param('id', ParseUUIDPipe) id: string,
+    @Param('id', ParseUuidPipe) id: string,
     @RequestActor() actor: Actor,
   ): Promise<WebhookDto> {
     return toWebhookDto(await this.webhooks.enable(id, actor));
@@ -160,7 +160,7 @@ export class WebhooksController {
   @ApiNotFoundResponse('webhook')
   @ApiJsonBodyResponses()
   async rotateSecret(
-    @Param('id', ParseUUIDPipe) id: string,
+    @Param('id', ParseUuidPipe) id: string,
     @Body() { overlapSeconds = DEFAULT_OVERLAP_SECONDS }: RotateWebhookSecretDto,
     @RequestActor() actor: Actor,
   ): Promise<RotatedWebhookDto> {
@@ -181,7 +181,7 @@ export class WebhooksController {
   @ApiAcceptedResponse({ description: 'How many deliveries are queued again', type: RedeliveryDto })
   @ApiWebhookByIdResponses()
   async redeliver(
-    @Param('id', ParseUUIDPipe) id: string,
+    @Param('id', ParseUuidPipe) id: string,
     @RequestActor() actor: Actor,
   ): Promise<RedeliveryDto> {
     return { redelivered: await this.webhooks.redeliverFailed(id, actor) };

@@ -140,7 +140,7 @@ describe('rotating a webhook secret', () => {
       404,
       /no webhook with id/,
     );
-    expectError(await webhooks.rotateSecret('42'), 400, /uuid/);
+    expectError(await webhooks.rotateSecret('42'), 400, /^id must be a UUID$/);
   });
 
   it.each([

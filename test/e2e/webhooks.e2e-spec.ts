@@ -112,8 +112,16 @@ describe('webhooks', () => {
       expectError(await webhooks.enable(id), 404, /no webhook with id/);
     });
 
-    it('answers 400 for an id that is not a UUID', async () => {
-      expectError(await webhooks.get('42'), 400, /uuid/);
+    it('answers 400 "id must be a UUID" at every operation on one subscription', async () => {
+      for (const response of [
+        await webhooks.get('42'),
+        await webhooks.delete('not-a-uuid'),
+        await webhooks.redeliver('5b0e2c1e8f0a4d559a430f7a3c2b9e61'),
+        await webhooks.enable('42'),
+        await webhooks.rotateSecret('42'),
+      ]) {
+        expectError(response, 400, /^id must be a UUID$/);
+      }
     });
 
     it.each([
