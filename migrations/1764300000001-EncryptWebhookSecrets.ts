@@ -33,9 +33,15 @@ export class EncryptWebhookSecrets1764300000001 implements MigrationInterface {
    */
   async down(queryRunner: QueryRunner): Promise<void> {
     const rows = (await queryRunner.query(
-      `SELECT id, secret_encrypted, previous_secret FROM webhook_subscriptions
+      `SELECT id, secret_encrypted, previous_secret, previous_secret_expires_at
+       FROM webhook_subscriptions
        WHERE secret IS NULL OR previous_secret IS NOT NULL FOR UPDATE`,
-    )) as { id: string; secret_encrypted: string | null; previous_secret: string | null }[];
+    )) as {
+      id: string;
+      secret_encrypted: string | null;
+      previous_secret: string | null;
+      previous_secret_expires_at: Date | null;
+    }[];
     for (const row of rows) {
       const keys = keyring();
       await queryRunner.query(
@@ -43,8 +49,19 @@ export class EncryptWebhookSecrets1764300000001 implements MigrationInterface {
          SET secret = coalesce(secret, $2), previous_secret = $3 WHERE id = $1`,
         [
           row.id,
-          row.secret_encrypted === null ? null : keys.decrypt(row.secret_encrypted),
-          row.previous_secret === null ? null : keys.decrypt(row.previous_secret),
+          row.secret_encrypted === null
+            ? null
+            : keys.decryptToReseal(row.secret_encrypted, {
+                subscriptionId: row.id,
+                column: 'secret_encrypted',
+              }),
+          row.previous_secret === null
+            ? null
+            : keys.decryptToReseal(row.previous_secret, {
+                subscriptionId: row.id,
+                column: 'previous_secret',
+                expiresAt: row.previous_secret_expires_at,
+              }),
         ],
       );
     }

@@ -14,9 +14,10 @@ const USAGE = `usage: npm run --silent webhook-secrets -- re-encrypt
 
   re-encrypt   encrypts every webhook signing secret under the first key of
                WEBHOOK_SECRET_KEYS (on the embedded database: of DATA_DIR/webhook-secret.key),
-               and erases the clear copies the release before encryption kept. Run it after
-               putting a new key first (the old one may then be removed), and once no
-               replica of the release before encryption (1.0.0) runs any more.`;
+               and erases the clear copies the release before encryption kept; from then
+               on no clear secret can be stored or signs. Run it after putting a new key
+               first (the old one may then be removed), and once no replica of the release
+               before encryption (1.0.0) runs any more.`;
 
 class UsageError extends Error {}
 
@@ -42,7 +43,7 @@ async function main(argv: string[]): Promise<void> {
       ),
     );
     process.stdout.write(
-      `re-encrypted the secrets of ${sealed} webhook subscription(s) under key "${keyring.currentKeyId}"; no clear copy is left\n`,
+      `re-encrypted the secrets of ${sealed} webhook subscription(s) under key "${keyring.currentKeyId}"; no clear copy is left, and none can be stored again\n`,
     );
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
@@ -7,7 +8,12 @@ import { postgresPool } from '../database/postgres-pool.js';
 import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
-import { WebhookSecretKeyring } from './secrets/webhook-secret-keyring.js';
+import { CLEAR_SECRETS_RETIRED } from './secrets/seal-stored-secrets.js';
+import {
+  SecretKeyError,
+  type SecretPlace,
+  WebhookSecretKeyring,
+} from './secrets/webhook-secret-keyring.js';
 
 /**
  * Announced when deliveries are due at once (new events, a redeliver), so that every
@@ -102,7 +108,8 @@ const CLAIM_DUE = `
             delivery.trace_context, subscription.id AS subscription_id, subscription.url,
             subscription.secret, subscription.secret_encrypted,
             CASE WHEN subscription.previous_secret_expires_at > now()
-              THEN subscription.previous_secret END AS previous_secret`;
+              THEN subscription.previous_secret END AS previous_secret,
+            subscription.previous_secret_expires_at`;
 
 /**
  * Records attempts' outcomes, each only if the delivery is still pending at the attempt
@@ -180,38 +187,51 @@ const DELETE = `
   WITH deleted AS (DELETE FROM webhook_subscriptions WHERE id = $1 RETURNING url)
   SELECT url FROM deleted`;
 
-/** A subscription's secret, locked until its rotation commits. */
+/**
+ * A subscription's secret, locked until its rotation commits, and when an overlap of $2
+ * seconds starting now would end (to the millisecond, as the secret is bound to it).
+ */
 const LOCK_SECRET = `
-  SELECT secret, secret_encrypted FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`;
+  SELECT secret, secret_encrypted,
+         date_trunc('milliseconds', now() + $2::integer * interval '1 second') AS overlap_ends_at
+  FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`;
 
 /**
- * Gives subscription $1 the encrypted secret $2; its current one, $4 (encrypted), signs
- * too for $3 seconds more (0: not at all). A rotation during an overlap ends the earlier
- * one: only the secret current until now stays valid beside the new one. A clear copy,
- * which a subscription the release before created has, is erased.
+ * Gives subscription $1 the encrypted secret $2; its current one, $4 (encrypted for the
+ * previous secret's place), signs too until $3 (null: not at all). A rotation during an
+ * overlap ends the earlier one: only the secret current until now stays valid beside the
+ * new one. A clear copy, which a subscription the release before created has, is erased.
  */
 const ROTATE_SECRET = `
-  WITH rotated AS (
-    UPDATE webhook_subscriptions
-    SET previous_secret = CASE WHEN $3::integer > 0 THEN $4 END,
-        previous_secret_expires_at =
-          CASE WHEN $3::integer > 0 THEN now() + $3::integer * interval '1 second' END,
-        secret_encrypted = $2,
-        secret = NULL
-    WHERE id = $1
-    RETURNING previous_secret_expires_at
-  )
-  SELECT previous_secret_expires_at FROM rotated`;
+  UPDATE webhook_subscriptions
+  SET previous_secret = $4, previous_secret_expires_at = $3,
+      secret_encrypted = $2, secret = NULL
+  WHERE id = $1`;
 
-/** One stored ciphertext per key id, current and previous secrets alike. */
-const ONE_SECRET_PER_KEY = `
-  SELECT DISTINCT ON (split_part(sealed, ':', 2)) sealed
-  FROM (
-    SELECT secret_encrypted AS sealed FROM webhook_subscriptions
-    WHERE secret_encrypted IS NOT NULL
-    UNION ALL
-    SELECT previous_secret FROM webhook_subscriptions WHERE previous_secret IS NOT NULL
-  ) AS stored`;
+/**
+ * One stored ciphertext per key id, current and previous secrets alike, with its place;
+ * how many subscriptions still hold a clear secret (written by the release before
+ * encryption); and whether `webhook-secrets re-encrypt` retired clear secrets for good
+ * (its constraint, which refuses them).
+ */
+const SECRETS_AT_REST = `
+  SELECT
+    (SELECT coalesce(json_agg(stored), '[]') FROM (
+      SELECT DISTINCT ON (split_part(sealed, ':', 2)) sealed, id, column_name, expires_at
+      FROM (
+        SELECT secret_encrypted AS sealed, id, 'secret_encrypted' AS column_name,
+               NULL::timestamptz AS expires_at
+        FROM webhook_subscriptions WHERE secret_encrypted IS NOT NULL
+        UNION ALL
+        SELECT previous_secret, id, 'previous_secret', previous_secret_expires_at
+        FROM webhook_subscriptions WHERE previous_secret IS NOT NULL
+      ) AS sealed_secrets
+    ) AS stored) AS sealed,
+    (SELECT count(*) FROM webhook_subscriptions WHERE secret IS NOT NULL)::integer AS clear,
+    EXISTS (
+      SELECT FROM pg_constraint WHERE conname = '${CLEAR_SECRETS_RETIRED}'
+        AND conrelid = 'webhook_subscriptions'::regclass
+    ) AS retired`;
 
 /** Subscriptions disabled for failing. */
 const DISABLED_COUNT = `
@@ -270,6 +290,16 @@ export interface DisabledSubscription {
   givenUp: number;
 }
 
+/** What the stored signing secrets need of this process, read at start. */
+export interface SecretsAtRest {
+  /** One ciphertext per key id, with where it is stored (its key must open it there). */
+  sealed: { ciphertext: string; place: SecretPlace }[];
+  /** Subscriptions that still hold a clear `secret`. */
+  clearSecrets: number;
+  /** Whether the contract step retired clear secrets (see CLEAR_SECRETS_RETIRED). */
+  clearSecretsRetired: boolean;
+}
+
 /** Where a subscription stands after a batch of attempts. */
 export interface SubscriptionStatus {
   id: string;
@@ -300,6 +330,17 @@ export class WebhooksRepository implements OnModuleInit {
     this.pool = postgresPool(subscriptions.manager.dataSource);
   }
 
+  /**
+   * Whether a clear `secret` (which only the release before encryption writes, during a
+   * rollout) may sign: no longer once the contract step has retired clear secrets.
+   */
+  private signsWithClearSecrets = true;
+
+  /** Called at start when the contract step has been run: no clear secret signs again. */
+  refuseClearSecrets(): void {
+    this.signsWithClearSecrets = false;
+  }
+
   /** Before the first create: from then on, every new plant writes its event. */
   onModuleInit(): void {
     this.createdPlants.add(NEW_PLANT_EVENTS);
@@ -316,9 +357,14 @@ export class WebhooksRepository implements OnModuleInit {
       secret: string;
     },
   ): Promise<WebhookSubscription> {
-    const secretEncrypted = this.keyring.encrypt(secret);
+    // The id is chosen here: the secret is sealed for its subscription.
+    const id = randomUUID();
+    const secretEncrypted = this.keyring.encrypt(secret, {
+      subscriptionId: id,
+      column: 'secret_encrypted',
+    });
     return manager.save(
-      manager.create(WebhookSubscription, { url, description, secret: null, secretEncrypted }),
+      manager.create(WebhookSubscription, { id, url, description, secret: null, secretEncrypted }),
     );
   }
 
@@ -374,6 +420,7 @@ export class WebhooksRepository implements OnModuleInit {
       secret: string | null;
       secret_encrypted: string | null;
       previous_secret: string | null;
+      previous_secret_expires_at: Date | null;
     }>(CLAIM_DUE, [
       limit,
       leaseMs,
@@ -390,9 +437,21 @@ export class WebhooksRepository implements OnModuleInit {
       subscriptionId: row.subscription_id,
       url: row.url,
       secrets: () => [
-        // In clear only when the release before created it, during a rollout.
-        row.secret_encrypted === null ? row.secret! : this.keyring.decrypt(row.secret_encrypted),
-        ...(row.previous_secret === null ? [] : [this.keyring.decrypt(row.previous_secret)]),
+        row.secret_encrypted === null
+          ? this.signingClearSecret(row.secret)
+          : this.keyring.decrypt(row.secret_encrypted, {
+              subscriptionId: row.subscription_id,
+              column: 'secret_encrypted',
+            }),
+        ...(row.previous_secret === null
+          ? []
+          : [
+              this.keyring.decrypt(row.previous_secret, {
+                subscriptionId: row.subscription_id,
+                column: 'previous_secret',
+                expiresAt: row.previous_secret_expires_at,
+              }),
+            ]),
       ],
     }));
   }
@@ -449,29 +508,79 @@ export class WebhooksRepository implements OnModuleInit {
     secret: string,
     overlapSeconds: number,
   ): Promise<{ previousSecretExpiresAt: Date | null } | undefined> {
-    const [stored]: { secret: string | null; secret_encrypted: string | null }[] =
-      await manager.query(LOCK_SECRET, [id]);
+    const [stored]: {
+      secret: string | null;
+      secret_encrypted: string | null;
+      overlap_ends_at: Date;
+    }[] = await manager.query(LOCK_SECRET, [id, overlapSeconds]);
     if (!stored) return undefined;
-    const current = stored.secret_encrypted ?? this.keyring.encrypt(stored.secret!);
-    const [rotated]: { previous_secret_expires_at: Date | null }[] = await manager.query(
-      ROTATE_SECRET,
-      [id, this.keyring.encrypt(secret), overlapSeconds, current],
-    );
-    return { previousSecretExpiresAt: rotated.previous_secret_expires_at };
+    const current =
+      stored.secret_encrypted === null
+        ? this.usableClearSecret(stored.secret)
+        : this.keyring.decrypt(stored.secret_encrypted, {
+            subscriptionId: id,
+            column: 'secret_encrypted',
+          });
+    // Without a current secret that may sign, there is nothing to overlap with.
+    const expiresAt = overlapSeconds > 0 && current !== null ? stored.overlap_ends_at : null;
+    const previous =
+      expiresAt &&
+      this.keyring.encrypt(current!, { subscriptionId: id, column: 'previous_secret', expiresAt });
+    await manager.query(ROTATE_SECRET, [
+      id,
+      this.keyring.encrypt(secret, { subscriptionId: id, column: 'secret_encrypted' }),
+      expiresAt,
+      previous,
+    ]);
+    return { previousSecretExpiresAt: expiresAt };
   }
 
   /**
-   * A ciphertext made with each key the stored secrets use, to check the keys at start;
-   * none while the schema has no encrypted secrets yet (a job still to migrate it).
+   * What the start check reads; nothing sealed while the schema has no encrypted secrets
+   * yet (a job still to migrate it).
    */
-  async oneSecretPerKey(): Promise<string[]> {
+  async secretsAtRest(): Promise<SecretsAtRest> {
     try {
-      const { rows } = await this.pool.query<{ sealed: string }>(ONE_SECRET_PER_KEY);
-      return rows.map(({ sealed }) => sealed);
+      const { rows } = await this.pool.query<{
+        sealed: { sealed: string; id: string; column_name: string; expires_at: string | null }[];
+        clear: number;
+        retired: boolean;
+      }>(SECRETS_AT_REST);
+      const [{ sealed, clear, retired }] = rows;
+      return {
+        sealed: sealed.map((stored) => ({
+          ciphertext: stored.sealed,
+          place: {
+            subscriptionId: stored.id,
+            column: stored.column_name as SecretPlace['column'],
+            expiresAt: stored.expires_at === null ? null : new Date(stored.expires_at),
+          },
+        })),
+        clearSecrets: clear,
+        clearSecretsRetired: retired,
+      };
     } catch (error) {
-      if (isSchemaNotMigratedYet(error)) return [];
+      if (isSchemaNotMigratedYet(error)) {
+        return { sealed: [], clearSecrets: 0, clearSecretsRetired: false };
+      }
       throw error;
     }
+  }
+
+  /** A clear secret may sign only until the contract step. */
+  private usableClearSecret(secret: string | null): string | null {
+    return this.signsWithClearSecrets ? secret : null;
+  }
+
+  /** @throws SecretKeyError when the subscription has no secret that may sign. */
+  private signingClearSecret(secret: string | null): string {
+    const usable = this.usableClearSecret(secret);
+    if (usable === null) {
+      throw new SecretKeyError(
+        'the subscription has no encrypted secret, and webhook-secrets re-encrypt retired clear secrets',
+      );
+    }
+    return usable;
   }
 
   async disabledCount(): Promise<number> {

@@ -8,6 +8,7 @@ import { DisableFailingWebhooks1764100000000 } from '../../migrations/1764100000
 import { TraceWebhookDeliveries1764200000000 } from '../../migrations/1764200000000-TraceWebhookDeliveries.js';
 import { RotateWebhookSecrets1764300000000 } from '../../migrations/1764300000000-RotateWebhookSecrets.js';
 import { EncryptWebhookSecrets1764300000001 } from '../../migrations/1764300000001-EncryptWebhookSecrets.js';
+import { BindWebhookSecretsToRows1795888183996 } from '../../migrations/1795888183996-BindWebhookSecretsToRows.js';
 
 /** Subscriptions, the outbox of new-plant events, and their deliveries. */
 export const WEBHOOKS_SCHEMA: DatabaseSchema = {
@@ -19,5 +20,6 @@ export const WEBHOOKS_SCHEMA: DatabaseSchema = {
     TraceWebhookDeliveries1764200000000,
     RotateWebhookSecrets1764300000000,
     EncryptWebhookSecrets1764300000001,
+    BindWebhookSecretsToRows1795888183996,
   ],
 };

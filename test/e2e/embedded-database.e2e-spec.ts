@@ -83,7 +83,7 @@ describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
       ]);
     expect(stored).toEqual({
       secret: null,
-      secret_encrypted: expect.stringMatching(/^v1:embedded:/),
+      secret_encrypted: expect.stringMatching(/^v2:embedded:/),
     });
     await first.close();
     // The subscription stays, so that the later starts have a secret to check the key with.

@@ -124,7 +124,10 @@ describe('npm run --silent token -- rotate, beside the running service', () => {
     const bad = await runTokenCli(['rotate', '--name', 'reader', '--overlap', '1 hour'], env);
     expect({ code: bad.code, stdout: bad.stdout }).toEqual({ code: 2, stdout: '' });
     expect(bad.stderr).toMatch(/^token: invalid overlap "1 hour": use 0, or seconds/);
-  });
+    const negative = await runTokenCli(['rotate', '--name', 'reader', '--overlap', '-5s'], env);
+    expect({ code: negative.code, stdout: negative.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(negative.stderr).toMatch(/^token: invalid overlap "-5s": use 0, or seconds/);
+  }, 60_000);
 });
 
 /**

@@ -102,8 +102,8 @@ describe('webhook signing secrets encrypted at rest', () => {
       );
       expect(row).toEqual({
         secret: null,
-        secret_encrypted: expect.stringMatching(/^v1:test:[A-Za-z0-9+/]+=*$/),
-        previous_secret: expect.stringMatching(/^v1:test:[A-Za-z0-9+/]+=*$/),
+        secret_encrypted: expect.stringMatching(/^v2:test:[A-Za-z0-9+/]+=*$/),
+        previous_secret: expect.stringMatching(/^v2:test:[A-Za-z0-9+/]+=*$/),
       });
     });
   });
@@ -179,7 +179,7 @@ describe('webhook signing secrets encrypted at rest', () => {
       );
       expect(row).toEqual({
         secret: legacySecret,
-        secret_encrypted: expect.stringMatching(/^v1:test:/),
+        secret_encrypted: expect.stringMatching(/^v2:test:/),
       });
 
       verifySignature(legacySecret, await deliveredWith(firstKeys, 1));
@@ -198,7 +198,7 @@ describe('webhook signing secrets encrypted at rest', () => {
       const [row] = await database.query<{ secret: string | null; secret_encrypted: string }>(
         'SELECT secret, secret_encrypted FROM webhook_subscriptions',
       );
-      expect(row).toEqual({ secret: null, secret_encrypted: expect.stringMatching(/^v1:second:/) });
+      expect(row).toEqual({ secret: null, secret_encrypted: expect.stringMatching(/^v2:second:/) });
       expectNoSecret(await dump(database), [legacySecret]);
 
       verifySignature(legacySecret, await deliveredWith(newKey, 2));
@@ -213,7 +213,7 @@ describe('webhook signing secrets encrypted at rest', () => {
       [
         'a wrong key under the right id',
         () => key('second'),
-        /^Refusing to start: key "second" does not decrypt the webhook secrets encrypted with it/,
+        /^Refusing to start: key "second" does not decrypt a webhook secret encrypted with it/,
       ],
       [
         'no key',

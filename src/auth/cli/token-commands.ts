@@ -39,10 +39,26 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** `parseArgs` with its complaints turned into usage errors. */
-function parseArguments<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+/**
+ * `parseArgs` with its complaints turned into usage errors. A value that starts with a dash
+ * (`--overlap -5s`) is taken as the value it was meant as, for the option's own check to
+ * judge, rather than called ambiguous.
+ */
+function parseArguments<T extends ParseArgsConfig & { args: string[] }>(
+  config: T,
+): ReturnType<typeof parseArgs<T>> {
+  const takesValue = (arg: string) =>
+    arg.startsWith('--') && config.options?.[arg.slice(2)]?.type === 'string';
+  const args: string[] = [];
+  for (let index = 0; index < config.args.length; index += 1) {
+    const [arg, next] = [config.args[index], config.args[index + 1]];
+    if (takesValue(arg) && next !== undefined && /^-[^-]/.test(next)) {
+      args.push(`${arg}=${next}`);
+      index += 1;
+    } else args.push(arg);
+  }
   try {
-    return parseArgs(config);
+    return parseArgs({ ...config, args });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -212,7 +212,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         this.attempted.push(outcome.value);
       } else {
         // Not sent: it is due again when its lease runs out.
-        this.logger.warn(`webhook attempt not made: ${(outcome.reason as Error).message}`);
+        this.logger.warn(
+          `webhook attempt not made for subscription ${deliveries[index].subscriptionId}: ${(outcome.reason as Error).message}`,
+        );
         this.release([deliveries[index]]);
       }
     });

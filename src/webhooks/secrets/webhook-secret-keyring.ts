@@ -5,6 +5,7 @@ import {
   mkdirSync,
   readFileSync,
   rmSync,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -16,12 +17,40 @@ import { parseSecretKeys, SECRET_KEY_BYTES, type SecretKey } from '../../config/
 const EMBEDDED_KEY_FILE = 'webhook-secret.key';
 /** The embedded key's id in its file and in every ciphertext it makes. */
 const EMBEDDED_KEY_ID = 'embedded';
-/** The ciphertext format: `v1:<key id>:<base64 of IV (12 bytes), ciphertext, tag (16)>`. */
-const VERSION = 'v1';
+/**
+ * The ciphertext format: `v2:<key id>:<base64 of IV (12 bytes), ciphertext, tag (16)>`,
+ * bound to its place (see SecretPlace). v1, the same bound only to its purpose, is opened
+ * only to be sealed again as v2 (the migration and `webhook-secrets re-encrypt`).
+ */
+const VERSION = 'v2';
+const UNBOUND_VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Binds a ciphertext to its purpose: a key shared with other data cannot be fed one. */
-const ASSOCIATED_DATA = Buffer.from('plant-store webhook signing secret');
+/** v1's associated data: its purpose alone. */
+const UNBOUND_ASSOCIATED_DATA = Buffer.from('plant-store webhook signing secret');
+
+/**
+ * Where a sealed secret is stored, authenticated with it as associated data: a ciphertext
+ * copied to another subscription or column, or a previous secret whose end was moved, no
+ * longer opens, so it cannot sign.
+ */
+export interface SecretPlace {
+  subscriptionId: string;
+  column: 'secret_encrypted' | 'previous_secret';
+  /** A previous secret's: when it stops signing (millisecond precision). */
+  expiresAt?: Date | null;
+}
+
+function associatedData({ subscriptionId, column, expiresAt }: SecretPlace): Buffer {
+  return Buffer.from(
+    [
+      'plant-store webhook signing secret',
+      subscriptionId,
+      column,
+      expiresAt?.toISOString() ?? '',
+    ].join('\n'),
+  );
+}
 
 /** No key where one is needed, or a ciphertext no key given opens (unknown id, wrong key, damaged). */
 export class SecretKeyError extends Error {
@@ -47,10 +76,10 @@ export class WebhookSecretKeyring {
     return this.keys[0].id;
   }
 
-  encrypt(secret: string): string {
+  encrypt(secret: string, place: SecretPlace): string {
     const { id, key } = this.keys[0];
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(ASSOCIATED_DATA);
+    const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(associatedData(place));
     const sealed = Buffer.concat([
       iv,
       cipher.update(secret, 'utf8'),
@@ -60,11 +89,31 @@ export class WebhookSecretKeyring {
     return `${VERSION}:${id}:${sealed.toString('base64')}`;
   }
 
-  /** @throws SecretKeyError when no key given opens it. */
-  decrypt(ciphertext: string): string {
+  /**
+   * @throws SecretKeyError when no key given opens it, or it was sealed for another place.
+   */
+  decrypt(ciphertext: string, place: SecretPlace): string {
+    return this.open(ciphertext, VERSION, associatedData(place));
+  }
+
+  /**
+   * A secret sealed in either format, to be sealed again: v1 (bound to its purpose only,
+   * as this release's predecessor wrote it) or v2 at `place`.
+   */
+  decryptToReseal(ciphertext: string, place: SecretPlace): string {
+    return ciphertext.startsWith(`${UNBOUND_VERSION}:`)
+      ? this.open(ciphertext, UNBOUND_VERSION, UNBOUND_ASSOCIATED_DATA)
+      : this.decrypt(ciphertext, place);
+  }
+
+  private open(ciphertext: string, expectedVersion: string, associated: Buffer): string {
     const [version, id, encoded, ...rest] = ciphertext.split(':');
-    if (version !== VERSION || encoded === undefined || rest.length > 0) {
-      throw new SecretKeyError('a stored webhook secret is not in the v1 format');
+    if (version !== expectedVersion || encoded === undefined || rest.length > 0) {
+      throw new SecretKeyError(
+        version === UNBOUND_VERSION
+          ? 'a stored webhook secret is in the v1 format, not bound to its subscription: run npm run migration:run'
+          : `a stored webhook secret is not in the ${expectedVersion} format`,
+      );
     }
     const key = this.byId.get(id);
     if (!key) {
@@ -75,7 +124,7 @@ export class WebhookSecretKeyring {
     const sealed = Buffer.from(encoded, 'base64');
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES))
-        .setAAD(ASSOCIATED_DATA)
+        .setAAD(associated)
         .setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
       return Buffer.concat([
         decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
@@ -83,7 +132,7 @@ export class WebhookSecretKeyring {
       ]).toString('utf8');
     } catch {
       throw new SecretKeyError(
-        `key "${id}" does not decrypt the webhook secrets encrypted with it: it is not the key they were encrypted with`,
+        `key "${id}" does not decrypt a webhook secret encrypted with it: it is not the key it was encrypted with, or the secret was moved from its subscription or its overlap changed`,
       );
     }
   }
@@ -109,7 +158,8 @@ export class WebhookSecretKeyring {
 
 /**
  * Written whole or not at all (a draft linked into place): a process that finds the file
- * reads a complete key, even while another one is creating it.
+ * reads a complete key, even while another one is creating it. A file that others than its
+ * owner may read is refused: the key would then be no more secret than the directory.
  */
 function readOrCreateKeyFile(dataDir: string): SecretKey[] {
   const file = join(dataDir, EMBEDDED_KEY_FILE);
@@ -125,6 +175,12 @@ function readOrCreateKeyFile(dataDir: string): SecretKey[] {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     unlinkSync(draft);
+  }
+  const mode = statSync(file).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new SecretKeyError(
+      `${file} is open to group or others (mode ${mode.toString(8).padStart(4, '0')}): make it readable by its owner alone (chmod 600)`,
+    );
   }
   const keys = parseSecretKeys(readFileSync(file, 'utf8'));
   if (!keys?.length) {
