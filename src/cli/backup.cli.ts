@@ -3,12 +3,8 @@ import { Logger } from '@nestjs/common';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig, ConfigError } from '../config/app-config.js';
 import { BackupFileError } from '../database/backup/backup-file.js';
-import {
-  backUp,
-  BackupRefusedError,
-  type BackupSummary,
-  restore,
-} from '../database/backup/database-backup.js';
+import { BackupRefusedError } from '../database/backup/backup-refused.error.js';
+import { backUp, type BackupSummary, restore } from '../database/backup/database-backup.js';
 import { dataSourceOptions } from '../database/data-source.js';
 import { DatabaseServer } from '../database/database-server.js';
 
@@ -40,7 +36,9 @@ async function main([command, ...args]: string[]): Promise<void> {
   const started = Date.now();
   try {
     if (command === 'backup') {
-      const summary = await backUp(config.databaseDirectUrl ?? server.url, file, config);
+      const summary = await backUp(config.databaseDirectUrl ?? server.url, file, config, (line) =>
+        process.stderr.write(`backup: warning: ${line}\n`),
+      );
       report(`backed up ${contents(summary.header)} to ${written(summary)}`, started);
     } else {
       const service = dataSourceOptions(server.url, config, APP_SCHEMA);

@@ -1,8 +1,6 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
-import { finished, pipeline } from 'node:stream/promises';
-import { createGzip, type Gzip } from 'node:zlib';
+import { finished } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { DataSourceOptions } from 'typeorm';
@@ -15,14 +13,15 @@ import {
   readSequences,
   writeSequences,
 } from './backup-catalog.js';
+import { BackupDestination } from './backup-destination.js';
 import {
   BACKUP_FORMAT,
   BACKUP_FORMAT_VERSION,
   type BackupHeader,
   BackupReader,
   headerLine,
-  STANDARD_STREAM,
 } from './backup-file.js';
+import { BackupRefusedError } from './backup-refused.error.js';
 
 /**
  * Session settings under which COPY's text is the same whatever the server's defaults:
@@ -33,8 +32,6 @@ const COPY_SESSION_OPTIONS =
 
 export type BackupSettings = Pick<AppConfig, 'databaseConnectTimeoutMs' | 'migrationLockTimeoutMs'>;
 
-/** A backup or restore that cannot be done as asked; its message says why, in one line. */
-export class BackupRefusedError extends Error {}
 
 export interface BackupSummary {
   file: string;
@@ -44,90 +41,87 @@ export interface BackupSummary {
 }
 
 /**
- * Into standard output: `pipe`, which never ends it (pipeline would), and done once gzip
- * has handed it everything (a pipe or a file is written synchronously on Linux).
- */
-function toStandardOutput(gzip: Gzip): Promise<void> {
-  process.stdout.once('error', (error) => gzip.destroy(error));
-  gzip.pipe(process.stdout);
-  return finished(gzip);
-}
-
-/**
  * Writes the database's rows to `file` as they were at one moment: one REPEATABLE READ,
  * READ ONLY transaction, so the service goes on writing meanwhile and nothing it commits
- * after the backup began is in it. Streams, gzipped, to `file`.partial, renamed to `file`
- * once complete; readable by its owner only (it holds token hashes and webhook secrets).
- * `-`: to standard output.
+ * after the backup began is in it. Streams, gzipped, through a BackupDestination: a new
+ * `file`.partial of mode 0600 (it holds token hashes and webhook secrets), renamed to
+ * `file` once complete; `-`: standard output. `warn` is told what the operator should know.
  */
 export async function backUp(
   url: string,
   file: string,
   settings: BackupSettings,
+  warn: (line: string) => void,
 ): Promise<BackupSummary> {
-  const client = await connect(url, settings, 'plant-store backup');
-  const toStdout = file === STANDARD_STREAM;
-  const draft = `${file}.partial`;
+  const destination = await BackupDestination.open(file, warn);
   try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const migration = await lastMigration(client);
-    if (!migration) {
-      throw new BackupRefusedError(
-        'the database has no schema yet (no migration ran on it): nothing to back up',
-      );
-    }
-    const tables = await listTables(client);
-    const counted: BackupHeader['tables'] = [];
-    for (const table of tables) {
-      const { rows } = await client.query<{ count: string }>(
-        `SELECT count(*) FROM ${pg.escapeIdentifier(table.name)}`,
-      );
-      counted.push({ ...table, rows: Number(rows[0].count) });
-    }
-    const header: BackupHeader = {
-      format: BACKUP_FORMAT,
-      formatVersion: BACKUP_FORMAT_VERSION,
-      createdAt: new Date().toISOString(),
-      server: (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]
-        .server_version,
-      migration,
-      tables: counted,
-      sequences: await readSequences(client, tables),
-    };
-    const gzip = createGzip();
-    const written = toStdout
-      ? toStandardOutput(gzip)
-      : pipeline(gzip, createWriteStream(draft, { mode: 0o600 }));
-    written.catch(() => undefined);
+    const client = await connect(url, settings, 'plant-store backup');
     try {
-      gzip.write(headerLine(header));
-      for (const table of counted) {
-        const copy = client.query(copyTo(`COPY ${tableColumns(table)} TO STDOUT`));
-        // Written by hand, not piped: a pipeline into the same gzip per table would leave
-        // a listener on it per table.
-        for await (const chunk of copy) {
-          if (!gzip.write(chunk)) await once(gzip, 'drain');
-        }
-        if (copy.rowCount !== table.rows) {
-          throw new Error(`${table.name}: copied ${copy.rowCount} rows of ${table.rows}`);
-        }
-      }
-      gzip.end();
-    } catch (error) {
-      gzip.destroy();
-      throw error;
+      const header = await writeSnapshot(client, destination);
+      return { file, bytes: await destination.commit(), header };
+    } finally {
+      await client.end().catch(() => undefined);
     }
-    await written;
-    await client.query('COMMIT');
-    if (toStdout) return { file, header };
-    await rename(draft, file);
-    return { file, bytes: (await stat(file)).size, header };
   } catch (error) {
-    if (!toStdout) await rm(draft, { force: true });
+    await destination.discard();
     throw error;
-  } finally {
-    await client.end().catch(() => undefined);
   }
+}
+
+/** The header, then every table's rows, of one snapshot, into `destination`. */
+async function writeSnapshot(
+  client: pg.Client,
+  destination: BackupDestination,
+): Promise<BackupHeader> {
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  const migration = await lastMigration(client);
+  if (!migration) {
+    throw new BackupRefusedError(
+      'the database has no schema yet (no migration ran on it): nothing to back up',
+    );
+  }
+  const tables = await listTables(client);
+  const counted: BackupHeader['tables'] = [];
+  for (const table of tables) {
+    const { rows } = await client.query<{ count: string }>(
+      `SELECT count(*) FROM ${pg.escapeIdentifier(table.name)}`,
+    );
+    counted.push({ ...table, rows: Number(rows[0].count) });
+  }
+  const header: BackupHeader = {
+    format: BACKUP_FORMAT,
+    formatVersion: BACKUP_FORMAT_VERSION,
+    createdAt: new Date().toISOString(),
+    server: (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]
+      .server_version,
+    migration,
+    tables: counted,
+    sequences: await readSequences(client, tables),
+  };
+  const gzip = createGzip();
+  const written = destination.receive(gzip);
+  written.catch(() => undefined);
+  try {
+    gzip.write(headerLine(header));
+    for (const table of counted) {
+      const copy = client.query(copyTo(`COPY ${tableColumns(table)} TO STDOUT`));
+      // Written by hand, not piped: a pipeline into the same gzip per table would leave
+      // a listener on it per table.
+      for await (const chunk of copy) {
+        if (!gzip.write(chunk)) await once(gzip, 'drain');
+      }
+      if (copy.rowCount !== table.rows) {
+        throw new Error(`${table.name}: copied ${copy.rowCount} rows of ${table.rows}`);
+      }
+    }
+    gzip.end();
+  } catch (error) {
+    gzip.destroy();
+    throw error;
+  }
+  await written;
+  await client.query('COMMIT');
+  return header;
 }
 
 export interface RestoreOptions {
