@@ -13,6 +13,7 @@ import {
   ValidateBy,
   validateSync,
 } from 'class-validator';
+import { parseDuration } from '../common/duration/duration.js';
 import {
   decimalDigitsToNumber,
   IsIntegerBetween,
@@ -51,6 +52,13 @@ const WEBHOOK_POLL_INTERVAL_RANGE_MS = [10, 60_000] as const;
 const WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION_RANGE = [1, 128] as const;
 /** 0: never; at most 30 days (a receiver failing longer has surely been forgotten). */
 const WEBHOOK_DISABLE_AFTER_FAILING_RANGE_MS = [0, 2_592_000_000] as const;
+/** Keeps delivered and failed webhook deliveries for good: nothing is removed. */
+export const KEEP_FOREVER = 'forever';
+/**
+ * At least a second, so that a sweep that finds nothing costs the database nothing worth
+ * counting; at most a day, so that what expires is gone within a day of expiring.
+ */
+const RETENTION_SWEEP_INTERVAL_RANGE_MS = [1_000, 86_400_000] as const;
 /** Below 10 ms a busy network would look frozen; over 5 s a frozen Redis would hold requests. */
 const REDIS_COMMAND_TIMEOUT_RANGE_MS = [10, 5_000] as const;
 
@@ -261,6 +269,25 @@ class EnvironmentVariables {
   WEBHOOK_DISABLE_AFTER_FAILING_MS = 432_000_000;
 
   /**
+   * 30 days, as Stripe lists its events (Svix keeps payloads 30 to 90 days): a month to
+   * redeliver what failed, after which a delivery is history the receiver has.
+   */
+  @ValidateBy({
+    name: 'isRetention',
+    validator: {
+      validate: (value: unknown) =>
+        value === KEEP_FOREVER || (typeof value === 'string' && parseDuration(value) !== undefined),
+      defaultMessage: () =>
+        `WEBHOOK_DELIVERY_RETENTION must be a duration like 30d, 12h or 10m (a whole number and s, m, h or d), or ${KEEP_FOREVER}`,
+    },
+  })
+  WEBHOOK_DELIVERY_RETENTION = '30d';
+
+  @Transform(decimalDigitsToNumber)
+  @IsIntegerBetween(...RETENTION_SWEEP_INTERVAL_RANGE_MS)
+  RETENTION_SWEEP_INTERVAL_MS = 3_600_000;
+
+  /**
    * Unset: the embedded database's key file (<DATA_DIR>/webhook-secret.key); with
    * DATABASE_URL it must be set (src/webhooks/secrets/webhook-secret-keyring.ts).
    */
@@ -359,6 +386,13 @@ export class AppConfig {
    * empty when unset.
    */
   readonly webhookSecretKeys: readonly SecretKey[];
+  /**
+   * How long delivered and failed webhook deliveries are kept, from their plant's
+   * creation; null: forever. Pending ones are kept whatever their age.
+   */
+  readonly webhookDeliveryRetentionMs: number | null;
+  /** How often each process sweeps away what has outlived its retention. */
+  readonly retentionSweepIntervalMs: number;
 
   private constructor(env: EnvironmentVariables) {
     this.port = env.PORT;
@@ -389,6 +423,11 @@ export class AppConfig {
     this.webhookMaxInFlightPerSubscription = env.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION;
     this.webhookDisableAfterFailingMs = env.WEBHOOK_DISABLE_AFTER_FAILING_MS;
     this.webhookSecretKeys = parseSecretKeys(env.WEBHOOK_SECRET_KEYS ?? '') ?? [];
+    this.webhookDeliveryRetentionMs =
+      env.WEBHOOK_DELIVERY_RETENTION === KEEP_FOREVER
+        ? null
+        : parseDuration(env.WEBHOOK_DELIVERY_RETENTION)!;
+    this.retentionSweepIntervalMs = env.RETENTION_SWEEP_INTERVAL_MS;
   }
 
   /**

@@ -20,6 +20,8 @@ import { tracing } from '../common/tracing/tracing.js';
 import { buildInfo } from '../config/build-info.js';
 import { DatabaseWrites } from '../database/database-writes.js';
 import { postgresPool } from '../database/postgres-pool.js';
+import { tableBytes } from '../database/table-sizes.js';
+import { databaseGauge } from './database-gauge.js';
 
 export type AuthFailureReason = 'missing' | 'invalid';
 
@@ -114,6 +116,22 @@ export class MetricsService implements OnModuleInit {
       'db_pool_waiting_requests',
       'Queries waiting for a free connection',
       (p) => p.waitingCount,
+    );
+    // Every table of the application's entities, those of a module added later too.
+    databaseGauge(
+      this.registry,
+      {
+        name: 'db_table_bytes',
+        help: 'Bytes a table takes on disk, its indexes and TOAST included (pg_total_relation_size)',
+        labelNames: ['table'],
+      },
+      async () =>
+        (
+          await tableBytes(
+            pool,
+            dataSource.entityMetadatas.map(({ tableName }) => tableName),
+          )
+        ).map(({ table, bytes }) => ({ labels: { table }, value: bytes })),
     );
     new Gauge({
       name: 'db_accepts_writes',

@@ -9,6 +9,8 @@ import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker.js';
 import { WebhookMetrics } from './delivery/webhook-metrics.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy } from './receiver-address.js';
+import { DeliveryRetentionService } from './retention/delivery-retention.service.js';
+import { RetentionMetrics } from './retention/retention-metrics.js';
 import { WebhookSecretKeyring } from './secrets/webhook-secret-keyring.js';
 import { WebhookSecretsCheck } from './secrets/webhook-secrets.check.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -17,7 +19,8 @@ import { WebhooksService } from './webhooks.service.js';
 
 /**
  * The new-plant webhook: subscriptions (POST/GET/DELETE /webhooks), the outbox event each
- * new plant writes with itself, and the worker that delivers them.
+ * new plant writes with itself, the worker that delivers them, and the sweep that removes
+ * them once they have outlived their retention.
  */
 @Module({
   imports: [
@@ -33,6 +36,8 @@ import { WebhooksService } from './webhooks.service.js';
     WebhooksRepository,
     WebhookDeliveryWorker,
     WebhookMetrics,
+    DeliveryRetentionService,
+    RetentionMetrics,
     WebhookSecretsCheck,
     { provide: WebhookSecretKeyring, inject: [AppConfig], useFactory: WebhookSecretKeyring.load },
     {

@@ -257,6 +257,59 @@ const REDELIVER_FAILED = `
   SELECT (SELECT count(*) FROM redelivered)::integer AS redelivered
   FROM webhook_subscriptions WHERE id = $1`;
 
+/**
+ * The advisory lock a batch of the retention sweep holds ("PlantR"), for its transaction
+ * only: a process that cannot take it at once leaves the sweep to the process that has it.
+ * Any role may take an advisory lock: a service role granted only DML can sweep.
+ */
+export const RETENTION_SWEEP_LOCK_KEY = 0x506c616e7452;
+
+/**
+ * The limits a batch of the sweep runs under, for its transaction only ($1, $2), then the
+ * sweep's lock, tried ($3): true when this process holds it.
+ */
+const LOCK_FOR_SWEEP = `
+  SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $2, true),
+         pg_try_advisory_xact_lock($3) AS locked`;
+
+/**
+ * Removes up to $2 delivered and failed deliveries whose plant was created more than $1 ms
+ * ago, oldest first from creation time $3 on, by the index of settled deliveries
+ * (webhook_deliveries_settled_idx), which holds no pending one. A row another transaction
+ * holds is skipped, never waited for (the next sweep takes it); a row locked here is
+ * checked again as it now is, so one a redeliver has just made pending again is kept.
+ * Answers how many, and the newest creation time among them, from which the next batch
+ * goes on without walking the index entries this one left dead.
+ */
+const REMOVE_EXPIRED_DELIVERIES = `
+  WITH expired AS (
+    SELECT id FROM webhook_deliveries
+    WHERE status <> 'pending'
+      AND created_at >= $3::timestamptz
+      AND created_at < now() - $1::float8 * interval '1 millisecond'
+    ORDER BY created_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+  ), removed AS (
+    DELETE FROM webhook_deliveries AS delivery USING expired
+    WHERE delivery.id = expired.id
+    RETURNING delivery.created_at
+  )
+  SELECT count(*)::integer AS removed, max(created_at) AS newest FROM removed`;
+
+/** What one batch of the retention sweep removed. */
+export interface RemovedBatch {
+  removed: number;
+  /** The newest creation time among the rows removed; null when none was. */
+  newest: Date | null;
+}
+
+/** The limits one batch of the retention sweep runs under. */
+export interface SweepLimits {
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+}
+
 /** A delivery taken by this process, with what sending it needs. */
 export interface ClaimedDelivery {
   id: string;
@@ -586,6 +639,47 @@ export class WebhooksRepository implements OnModuleInit {
   async disabledCount(): Promise<number> {
     const { rows } = await this.pool.query<{ disabled: number }>(DISABLED_COUNT);
     return rows[0].disabled;
+  }
+
+  /**
+   * One batch of the retention sweep, in a short transaction of its own holding the
+   * sweep's advisory lock: removes up to `limit` delivered and failed deliveries created
+   * more than `olderThanMs` ago, from creation time `from` on ('-infinity': the first).
+   * @returns undefined when another process holds the lock (it is sweeping).
+   */
+  async removeExpiredDeliveries(
+    olderThanMs: number,
+    from: Date | '-infinity',
+    limit: number,
+    { statementTimeoutMs, lockTimeoutMs }: SweepLimits,
+  ): Promise<RemovedBatch | undefined> {
+    const client = await this.pool.connect();
+    let failure: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const {
+        rows: [lock],
+      } = await client.query<{ locked: boolean }>(LOCK_FOR_SWEEP, [
+        `${statementTimeoutMs}ms`,
+        `${lockTimeoutMs}ms`,
+        RETENTION_SWEEP_LOCK_KEY,
+      ]);
+      if (!lock.locked) {
+        await client.query('ROLLBACK');
+        return undefined;
+      }
+      const {
+        rows: [batch],
+      } = await client.query<RemovedBatch>(REMOVE_EXPIRED_DELIVERIES, [olderThanMs, limit, from]);
+      await client.query('COMMIT');
+      return batch;
+    } catch (error) {
+      failure = error as Error;
+      throw error;
+    } finally {
+      // A connection that failed mid-transaction is closed, not handed back in it.
+      client.release(failure);
+    }
   }
 
   async queueAgeSeconds(): Promise<number> {

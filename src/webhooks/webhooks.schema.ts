@@ -9,6 +9,7 @@ import { TraceWebhookDeliveries1764200000000 } from '../../migrations/1764200000
 import { RotateWebhookSecrets1764300000000 } from '../../migrations/1764300000000-RotateWebhookSecrets.js';
 import { EncryptWebhookSecrets1764300000001 } from '../../migrations/1764300000001-EncryptWebhookSecrets.js';
 import { BindWebhookSecretsToRows1795888183996 } from '../../migrations/1795888183996-BindWebhookSecretsToRows.js';
+import { IndexSettledDeliveries1795888513473 } from '../../migrations/1795888513473-IndexSettledDeliveries.js';
 
 /** Subscriptions, the outbox of new-plant events, and their deliveries. */
 export const WEBHOOKS_SCHEMA: DatabaseSchema = {
@@ -21,5 +22,6 @@ export const WEBHOOKS_SCHEMA: DatabaseSchema = {
     RotateWebhookSecrets1764300000000,
     EncryptWebhookSecrets1764300000001,
     BindWebhookSecretsToRows1795888183996,
+    IndexSettledDeliveries1795888513473,
   ],
 };

@@ -31,6 +31,16 @@ describe('configuration checked at start (the built service)', () => {
       '10m',
       /DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 100 to 300000/,
     ],
+    [
+      'WEBHOOK_DELIVERY_RETENTION',
+      '30 days',
+      /WEBHOOK_DELIVERY_RETENTION must be a duration like 30d, 12h or 10m .*, or forever/,
+    ],
+    [
+      'RETENTION_SWEEP_INTERVAL_MS',
+      '500',
+      /RETENTION_SWEEP_INTERVAL_MS must be an integer from 1000 to 86400000/,
+    ],
   ])(
     '%s=%s stops the service with one line naming it, before anything starts',
     async (name, value, reason) => {

@@ -31,6 +31,8 @@ describe('AppConfig.fromEnvironment', () => {
       webhookMaxInFlightPerSubscription: 16,
       webhookDisableAfterFailingMs: 432_000_000,
       webhookSecretKeys: [],
+      webhookDeliveryRetentionMs: 30 * 86_400_000,
+      retentionSweepIntervalMs: 3_600_000,
     });
   });
 
@@ -62,6 +64,8 @@ describe('AppConfig.fromEnvironment', () => {
       WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '2',
       WEBHOOK_DISABLE_AFTER_FAILING_MS: '0',
       WEBHOOK_SECRET_KEYS: `2026-11:${'A'.repeat(43)}=, 2026-05:${'B'.repeat(43)}=`,
+      WEBHOOK_DELIVERY_RETENTION: '12h',
+      RETENTION_SWEEP_INTERVAL_MS: '60000',
     });
     expect({ ...config }).toEqual({
       port: 8080,
@@ -94,7 +98,22 @@ describe('AppConfig.fromEnvironment', () => {
         { id: '2026-11', key: Buffer.from(`${'A'.repeat(43)}=`, 'base64') },
         { id: '2026-05', key: Buffer.from(`${'B'.repeat(43)}=`, 'base64') },
       ],
+      webhookDeliveryRetentionMs: 43_200_000,
+      retentionSweepIntervalMs: 60_000,
     });
+  });
+
+  it.each([
+    ['30d', 2_592_000_000],
+    ['12h', 43_200_000],
+    ['10m', 600_000],
+    ['90s', 90_000],
+    ['forever', null],
+  ])('takes WEBHOOK_DELIVERY_RETENTION=%s', (retention, ms) => {
+    expect(
+      AppConfig.fromEnvironment({ WEBHOOK_DELIVERY_RETENTION: retention })
+        .webhookDeliveryRetentionMs,
+    ).toBe(ms);
   });
 
   it.each([
@@ -202,6 +221,16 @@ describe('AppConfig.fromEnvironment', () => {
     ...['-1', '2592000001', '5d'].map((ms) => [
       { WEBHOOK_DISABLE_AFTER_FAILING_MS: ms },
       `Invalid configuration: WEBHOOK_DISABLE_AFTER_FAILING_MS must be an integer from 0 to 2592000000 (got "${ms}")`,
+    ]),
+    ...['30', '0d', '-1d', '1.5d', '30 days', '30D', '1w', 'Forever', 'never', '1000000d'].map(
+      (retention) => [
+        { WEBHOOK_DELIVERY_RETENTION: retention },
+        `Invalid configuration: WEBHOOK_DELIVERY_RETENTION must be a duration like 30d, 12h or 10m (a whole number and s, m, h or d), or forever (got "${retention}")`,
+      ],
+    ),
+    ...['999', '86400001', '1h', '-1'].map((ms) => [
+      { RETENTION_SWEEP_INTERVAL_MS: ms },
+      `Invalid configuration: RETENTION_SWEEP_INTERVAL_MS must be an integer from 1000 to 86400000 (got "${ms}")`,
     ]),
   ] as Array<[Record<string, string>, string | RegExp]>)(
     'refuses %j with one line naming the variable',

@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge } from 'prom-client';
+import { Counter } from 'prom-client';
+import { databaseGauge } from '../../metrics/database-gauge.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { WebhooksRepository } from '../webhooks.repository.js';
-
-/**
- * The queue's age and the disabled subscriptions are read from the database at most this
- * often, however often /metrics is scraped (it is public): under a backlog the age's
- * query scans the pending deliveries.
- */
-const DATABASE_READ_TTL_MS = 5_000;
 
 /** The webhook deliveries in the service's Prometheus metrics (GET /metrics). */
 @Injectable()
@@ -34,30 +28,22 @@ export class WebhookMetrics {
       help: 'Webhook deliveries given up after their last attempt (redeliver sends them again)',
       registers,
     });
+    // Read at most every few seconds: under a backlog the age's query scans the pending deliveries.
     databaseGauge(
-      'webhook_queue_age_seconds',
-      'Age of the oldest webhook delivery not sent yet; 0 when none waits',
-      () => webhooks.queueAgeSeconds(),
+      metrics.registry,
+      {
+        name: 'webhook_queue_age_seconds',
+        help: 'Age of the oldest webhook delivery not sent yet; 0 when none waits',
+      },
+      async () => [{ labels: {}, value: await webhooks.queueAgeSeconds() }],
     );
     databaseGauge(
-      'webhook_subscriptions_disabled',
-      'Webhook subscriptions disabled because every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS',
-      () => webhooks.disabledCount(),
+      metrics.registry,
+      {
+        name: 'webhook_subscriptions_disabled',
+        help: 'Webhook subscriptions disabled because every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS',
+      },
+      async () => [{ labels: {}, value: await webhooks.disabledCount() }],
     );
-    function databaseGauge(name: string, help: string, read: () => Promise<number>): void {
-      let readUntil = 0;
-      new Gauge({
-        name,
-        help,
-        registers,
-        // A database that does not answer leaves the last value.
-        async collect() {
-          if (Date.now() < readUntil) return;
-          readUntil = Date.now() + DATABASE_READ_TTL_MS;
-          const value = await read().catch(() => undefined);
-          if (value !== undefined) this.set(value);
-        },
-      });
-    }
   }
 }

@@ -20,6 +20,7 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
   where: "status = 'pending'",
 })
 @Index('webhook_deliveries_subscription_idx', ['subscriptionId', 'status'])
+@Index('webhook_deliveries_settled_idx', ['createdAt'], { where: "status <> 'pending'" })
 export class WebhookDelivery {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id: string;

@@ -194,7 +194,7 @@ export interface paths {
         put?: never;
         /**
          * Send failed deliveries again
-         * @description Deliveries that used up their attempts are sent again, each from a first attempt, with the same webhook-id.
+         * @description Deliveries that used up their attempts are sent again, each from a first attempt, with the same webhook-id. Deliveries are kept for WEBHOOK_DELIVERY_RETENTION (30 days by default) from their plant's creation: a failed one older than that is gone, and is not sent again.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
