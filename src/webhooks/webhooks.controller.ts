@@ -175,7 +175,7 @@ export class WebhooksController {
     operationId: 'redeliverWebhook',
     summary: 'Send failed deliveries again',
     description:
-      'Deliveries that used up their attempts are sent again, each from a first attempt, with the same webhook-id. Deliveries are kept for WEBHOOK_DELIVERY_RETENTION (30 days by default) from their plant\'s creation: a failed one older than that is gone, and is not sent again.',
+      "Deliveries that used up their attempts are sent again, each from a first attempt, with the same webhook-id. Deliveries are kept for WEBHOOK_DELIVERY_RETENTION (30 days by default) from their plant's creation: a failed one older than that is gone, and is not sent again.",
   })
   @ApiWebhookIdParam()
   @ApiAcceptedResponse({ description: 'How many deliveries are queued again', type: RedeliveryDto })

@@ -208,6 +208,10 @@ const ROTATE_SECRET = `
       secret_encrypted = $2, secret = NULL
   WHERE id = $1`;
 
+const ERASE_ENDED_PREVIOUS_SECRETS = `
+  UPDATE webhook_subscriptions SET previous_secret = NULL, previous_secret_expires_at = NULL
+  WHERE previous_secret_expires_at <= now()`;
+
 /**
  * One stored ciphertext per key id, current and previous secrets alike, with its place;
  * how many subscriptions still hold a clear secret (written by the release before
@@ -680,6 +684,15 @@ export class WebhooksRepository implements OnModuleInit {
       // A connection that failed mid-transaction is closed, not handed back in it.
       client.release(failure);
     }
+  }
+
+  /**
+   * Erases the previous secrets whose overlap has ended (they can no longer sign: their end
+   * is sealed with them) and their ends. A few rows at most, one per receiver.
+   */
+  async eraseEndedPreviousSecrets(): Promise<number> {
+    const { rowCount } = await this.pool.query(ERASE_ENDED_PREVIOUS_SECRETS);
+    return rowCount ?? 0;
   }
 
   async queueAgeSeconds(): Promise<number> {

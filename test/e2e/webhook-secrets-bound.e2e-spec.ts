@@ -38,6 +38,7 @@ describe('webhook secrets bound to their subscription and column', () => {
     DATABASE_URL: database.url,
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     WEBHOOK_POLL_INTERVAL_MS: '50',
+    RETENTION_SWEEP_INTERVAL_MS: '1000',
   });
 
   const call = async (method: string, path: string, body?: unknown) => {
@@ -110,10 +111,10 @@ describe('webhook secrets bound to their subscription and column', () => {
     expect((await call('DELETE', `/webhooks/${b.id}`)).status).toBe(204);
   }, 60_000);
 
-  it('never signs again with a previous secret whose end was moved later', async () => {
+  it('never signs with a previous secret whose end was moved later', async () => {
     const subscription = await subscribe('rotated');
     const rotated = await call('POST', `/webhooks/${subscription.id}/rotate-secret`, {
-      overlapSeconds: 1,
+      overlapSeconds: 3600,
     });
     expect(rotated.status).toBe(200);
     const [stored] = await database.query<{ ends: Date }>(
@@ -121,14 +122,35 @@ describe('webhook secrets bound to their subscription and column', () => {
        WHERE id = '${subscription.id}'`,
     );
     expect(stored.ends.toISOString()).toBe(rotated.json().previousSecretExpiresAt);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
     await database.query(
-      `UPDATE webhook_subscriptions SET previous_secret_expires_at = now() + interval '1 hour'
+      `UPDATE webhook_subscriptions
+       SET previous_secret_expires_at = previous_secret_expires_at + interval '1 day'
        WHERE id = '${subscription.id}'`,
     );
     await createPlant();
     expect(await attemptNotMade(subscription.id)).toMatch(/or its overlap changed/);
     expect(receiver.received).toEqual([]);
+    expect((await call('DELETE', `/webhooks/${subscription.id}`)).status).toBe(204);
+  }, 60_000);
+
+  it('erases a previous secret once its overlap has ended (the retention sweep)', async () => {
+    const subscription = await subscribe('erased');
+    const rotated = await call('POST', `/webhooks/${subscription.id}/rotate-secret`, {
+      overlapSeconds: 1,
+    });
+    expect(rotated.status).toBe(200);
+    const stored = () =>
+      database.query<{ previous_secret: string | null; ends: Date | null }>(
+        `SELECT previous_secret, previous_secret_expires_at AS ends FROM webhook_subscriptions
+         WHERE id = '${subscription.id}'`,
+      );
+    expect((await stored())[0].previous_secret).toMatch(/^v2:/);
+    const deadline = Date.now() + 20_000;
+    while ((await stored())[0].previous_secret !== null) {
+      if (Date.now() > deadline) throw new Error('the ended previous secret was kept');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await stored()).toEqual([{ previous_secret: null, ends: null }]);
     expect((await call('DELETE', `/webhooks/${subscription.id}`)).status).toBe(204);
   }, 60_000);
 

@@ -22,7 +22,8 @@ const LOCK_TIMEOUT_MS = 1_000;
 /**
  * The retention of webhook deliveries: a delivered or failed delivery whose plant was
  * created more than WEBHOOK_DELIVERY_RETENTION ago is removed (it can no longer be
- * redelivered); a pending one never is, whatever its age. A sweep runs at start, then
+ * redelivered); a pending one never is, whatever its age. The process that swept also
+ * erases the previous signing secrets whose rotation overlap has ended. A sweep runs at start, then
  * every RETENTION_SWEEP_INTERVAL_MS, in batches of RETENTION_BATCH rows, each a short
  * transaction of its own holding an advisory lock: one process sweeps at a time, and a
  * process that finds the lock taken leaves the sweep to the one that holds it. A sweep
@@ -89,6 +90,7 @@ export class DeliveryRetentionService implements OnApplicationBootstrap, OnModul
         if (batch.removed < RETENTION_BATCH) break;
         from = batch.newest!;
       }
+      await this.webhooks.eraseEndedPreviousSecrets();
     } catch (error) {
       if (!this.failing) {
         this.logger.warn(
