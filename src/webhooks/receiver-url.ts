@@ -1,5 +1,7 @@
-import { URL_LIMITS } from './dto/create-webhook.dto.js';
+import { RECEIVER_URL_PATTERN, URL_LIMITS } from './dto/create-webhook.dto.js';
 import { ReceiverRefusedError } from './receiver-address.js';
+
+const HTTP_URL = new RegExp(RECEIVER_URL_PATTERN, 'u');
 
 /**
  * A receiver URL as the service sends to it: http or https, without credentials, on a port
@@ -7,10 +9,10 @@ import { ReceiverRefusedError } from './receiver-address.js';
  */
 export function parseReceiverUrl(text: string): URL {
   if (!URL.canParse(text)) throw new ReceiverRefusedError('url is not a valid absolute URL');
+  // On the text as sent, as the document's pattern states it: the URL parser would also
+  // take `http:/host` or ` http://host` and make `http://host/` of them.
+  if (!HTTP_URL.test(text)) throw new ReceiverRefusedError('url must be an http or https URL');
   const url = new URL(text);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ReceiverRefusedError('url must be an http or https URL');
-  }
   // A secret in a URL ends up in logs and screens: receivers check the signature instead.
   if (url.username !== '' || url.password !== '') {
     throw new ReceiverRefusedError('url must not carry a user name or password');

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { INT64_MAX, INT64_MIN } from '../../src/common/validation/is-int64.decorator.js';
+import { TEXT_PATTERN } from '../../src/common/validation/is-text.decorator.js';
 import type { OpenApiDocument } from './openapi-contract.js';
 
 export type Schema = Record<string, unknown>;
@@ -58,7 +59,7 @@ const invalid =
 
 /**
  * Text as the contract takes it: any Unicode scalar value but U+0000 (the one character
- * the contract refuses although the schema allows it), counted in code points.
+ * the contract refuses, which text's `pattern` states), counted in code points.
  */
 export const TEXT_UNIT = fc
   .string({ unit: 'binary', minLength: 1, maxLength: 1 })
@@ -260,7 +261,9 @@ function stringSpace(schema: Schema, { formats = {} }: SchemaOptions): ValueSpac
     const malformed = fc.constantFrom('not a ' + format, '').map(invalid(`not a ${format}`));
     return { valid: given.map(valid), invalid: fc.oneof(malformed, ...outsideLengths, wrongType) };
   }
-  if (typeof schema.pattern === 'string') {
+  // Text's pattern (no U+0000) is the text rule below, whose values keep their edges.
+  const isText = schema.pattern === TEXT_PATTERN;
+  if (typeof schema.pattern === 'string' && !isText) {
     return {
       valid: fc
         .stringMatching(new RegExp(schema.pattern))
@@ -280,9 +283,12 @@ function stringSpace(schema: Schema, { formats = {} }: SchemaOptions): ValueSpac
   );
   // Text no rule bounds is something the service issued (a cursor): any text may be refused.
   const opaque = maxLength === undefined;
+  const withU0000 = fc
+    .constant('\u0000'.padEnd(Math.max(minLength, 1), 'x'))
+    .map(invalid('U+0000 in text'));
   return {
     valid: values.map(opaque ? edge('text the service did not issue') : valid),
-    invalid: fc.oneof(...outsideLengths, wrongType),
+    invalid: fc.oneof(...outsideLengths, wrongType, ...(isText ? [withU0000] : [])),
   };
 }
 

@@ -190,6 +190,14 @@ export class OpenApiContract {
     return validate;
   }
 
+  /**
+   * Whether the document accepts `value` where `pointer` (the path from the document's
+   * root to a schema) leads, as a client validating with Ajv would judge it.
+   */
+  accepts(pointer: string[], value: unknown): boolean {
+    return this.validator(pointer)(value) as boolean;
+  }
+
   /** Each operation the document lists, as a method and a path template. */
   operations(): Array<{ method: string; path: string }> {
     return Object.entries(this.document.paths).flatMap(([path, item]) =>

@@ -25,6 +25,7 @@ export class PageQueryDto {
 
   @ApiProperty({
     required: false,
+    minLength: 1,
     description:
       'Where the page starts: copy it from the `Link: <…>; rel="next"` header of the previous page',
   })

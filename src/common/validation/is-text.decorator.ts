@@ -7,6 +7,13 @@ export interface TextLimits {
   max: number;
 }
 
+/**
+ * The one character rule of text that a JSON Schema `pattern` can state for every client:
+ * no U+0000 (written `\x00`, which ECMA-262, RE2, Java and Python read alike). Lone
+ * surrogates, refused too, are no text: I-JSON (RFC 7493) already excludes them.
+ */
+export const TEXT_PATTERN = '^[^\\x00]*$';
+
 /** Why `value` is not acceptable text within `limits`, or undefined when it is. */
 export function textProblem(value: unknown, { min, max }: TextLimits): string | undefined {
   if (typeof value !== 'string') return 'must be a string';

@@ -1,6 +1,5 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ValidateIf } from 'class-validator';
-import { IsText } from '../../common/validation/is-text.decorator.js';
+import { ApiSchema } from '@nestjs/swagger';
+import { TextProperty } from '../../common/validation/text-property.decorator.js';
 import type { Plant } from '../entities/plant.entity.js';
 
 export const NAME_LIMITS = { min: 1, max: 255 };
@@ -12,23 +11,14 @@ export const TAG_LIMITS = { min: 0, max: 255 };
  */
 @ApiSchema({ name: 'Plant' })
 export class PlantDto {
-  @ApiProperty({
-    description: 'The name of the plant (no U+0000)',
-    minLength: NAME_LIMITS.min,
-    maxLength: NAME_LIMITS.max,
-  })
-  @IsText(NAME_LIMITS)
+  @TextProperty(NAME_LIMITS, { description: 'The name of the plant (no U+0000)' })
   name: string;
 
   /** Absent means no tag; `null` is not a string and is refused. */
-  @ApiProperty({
+  @TextProperty(TAG_LIMITS, {
     required: false,
     description: 'Tag to specify the type; "" is a tag, distinct from none (no U+0000)',
-    minLength: TAG_LIMITS.min,
-    maxLength: TAG_LIMITS.max,
   })
-  @ValidateIf((plant: PlantDto) => plant.tag !== undefined)
-  @IsText(TAG_LIMITS)
   tag?: string;
 }
 

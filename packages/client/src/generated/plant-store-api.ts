@@ -284,7 +284,7 @@ export interface components {
              * @example https://hooks.example.com/plant-store
              */
             url: string;
-            /** @description What the subscription is for, for people */
+            /** @description What the subscription is for, for people (no U+0000) */
             description?: string;
         };
         CreatedWebhook: {
