@@ -105,6 +105,7 @@ const CLAIM_DUE = `
   FROM claimed, webhook_subscriptions AS subscription
   WHERE delivery.id = claimed.id AND subscription.id = delivery.subscription_id
   RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
+            extract(epoch FROM clock_timestamp() - delivery.created_at)::float8 AS created_seconds_ago,
             delivery.trace_context, subscription.id AS subscription_id, subscription.url,
             subscription.secret, subscription.secret_encrypted,
             CASE WHEN subscription.previous_secret_expires_at > now()
@@ -241,6 +242,14 @@ const SECRETS_AT_REST = `
 const DISABLED_COUNT = `
   SELECT count(*)::integer AS disabled FROM webhook_subscriptions WHERE disabled_at IS NOT NULL`;
 
+/**
+ * How long the enabled subscription failing longest has failed every attempt, in seconds;
+ * 0 when none is failing.
+ */
+const LONGEST_FAILING = `
+  SELECT coalesce(extract(epoch FROM now() - min(failing_since)), 0)::float8 AS seconds
+  FROM webhook_subscriptions WHERE disabled_at IS NULL`;
+
 /** The age of the oldest event not yet delivered, in seconds; 0 when there is none. */
 const QUEUE_AGE = `
   SELECT coalesce(extract(epoch FROM now() - least(
@@ -321,6 +330,13 @@ export interface ClaimedDelivery {
   payload: string;
   /** This attempt's number, the first being 1. */
   attempts: number;
+  /**
+   * How long before the claim its plant was created, by the database's clock, and when the
+   * claim was answered (performance.now()): the delivery's latency, without comparing the
+   * database's clock with this process's.
+   */
+  createdSecondsAgo: number;
+  claimedAt: number;
   /** The W3C `traceparent` of the create it comes from; null when that was not traced. */
   traceContext: string | null;
   subscriptionId: string;
@@ -471,6 +487,7 @@ export class WebhooksRepository implements OnModuleInit {
       message_id: string;
       payload: string;
       attempts: number;
+      created_seconds_ago: number;
       trace_context: string | null;
       subscription_id: string;
       url: string;
@@ -485,11 +502,14 @@ export class WebhooksRepository implements OnModuleInit {
       [...inFlight.keys()],
       [...inFlight.values()],
     ]);
+    const claimedAt = performance.now();
     return rows.map((row) => ({
       id: row.id,
       messageId: row.message_id,
       payload: row.payload,
       attempts: row.attempts,
+      createdSecondsAgo: row.created_seconds_ago,
+      claimedAt,
       traceContext: row.trace_context,
       subscriptionId: row.subscription_id,
       url: row.url,
@@ -693,6 +713,11 @@ export class WebhooksRepository implements OnModuleInit {
   async eraseEndedPreviousSecrets(): Promise<number> {
     const { rowCount } = await this.pool.query(ERASE_ENDED_PREVIOUS_SECRETS);
     return rowCount ?? 0;
+  }
+
+  async longestFailingSeconds(): Promise<number> {
+    const { rows } = await this.pool.query<{ seconds: number }>(LONGEST_FAILING);
+    return rows[0].seconds;
   }
 
   async queueAgeSeconds(): Promise<number> {

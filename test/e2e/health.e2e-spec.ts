@@ -23,6 +23,12 @@ describe('health', () => {
       payload: JSON.stringify({ id, name: 'Aloe' }),
     });
 
+  /** `health_ready`, the readiness the alerts read (deploy/monitoring). */
+  const readyGauge = async () => {
+    const { body } = await api.request({ method: 'GET', url: '/metrics' });
+    return /^health_ready (\d)$/m.exec(body)?.[1];
+  };
+
   /** Which release answers (build-info.e2e-spec.ts: a revision set as the image sets it). */
   const release = { version: PACKAGE_VERSION, revision: expect.stringMatching(CHECKOUT_REVISION) };
 
@@ -32,7 +38,7 @@ describe('health', () => {
     expect(response.json()).toEqual({ status: 'ok', ...release });
   });
 
-  it('GET /health/ready answers 200 without a token while the database answers, naming the release', async () => {
+  it('GET /health/ready answers 200 without a token while the database answers, naming the release (health_ready 1)', async () => {
     const response = await api.request({ method: 'GET', url: '/health/ready' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({
@@ -40,6 +46,7 @@ describe('health', () => {
       ...release,
       details: { database: { status: 'up' } },
     });
+    expect(await readyGauge()).toBe('1');
   });
 
   it('shares one database check between the probes of a second (see readiness.spec.ts)', async () => {
@@ -55,7 +62,7 @@ describe('health', () => {
     });
   });
 
-  it('answers 503 in the error shape within 3 s of the database becoming unreachable, and 200 once it is back', async () => {
+  it('answers 503 in the error shape within 3 s of the database becoming unreachable (health_ready 0), and 200 once it is back (health_ready 1)', async () => {
     await api.database.setReachable(false);
 
     const started = Date.now();
@@ -72,6 +79,7 @@ describe('health', () => {
       message: 'the database is unavailable; try again shortly',
     });
     expect(ready.headers['retry-after']).toBe('5');
+    expect(await readyGauge()).toBe('0');
 
     const write = await createPlant(1);
     expect(write.statusCode).toBe(503);
@@ -89,6 +97,7 @@ describe('health', () => {
         timeout: 3_000,
       })
       .toBe(200);
+    expect(await readyGauge()).toBe('1');
     expect((await createPlant(2)).statusCode).toBe(200);
   });
 });

@@ -45,6 +45,8 @@ interface Attempted {
   delivery: ClaimedDelivery;
   result: AttemptResult;
   accepted: boolean;
+  /** When the receiver's answer, or the lack of one, ended the attempt (performance.now()). */
+  answeredAt: number;
 }
 
 /**
@@ -238,8 +240,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
           const outcomes = attempted.map((each) => this.outcomeOf(each));
           const statuses = subscriptionStatuses(attempted);
           await this.database.run(() => this.webhooks.recordOutcomes(outcomes, statuses));
-          for (const { status } of outcomes) {
-            if (status === 'delivered') this.metrics.sent.inc();
+          for (const [index, { status }] of outcomes.entries()) {
+            if (status === 'delivered') this.delivered(attempted[index]);
             else if (status === 'failed') this.metrics.failed.inc();
             else this.metrics.retried.inc();
           }
@@ -255,6 +257,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     } finally {
       this.recording = false;
     }
+  }
+
+  /** Counted once recorded: a delivery whose outcome was lost is sent, and counted, again. */
+  private delivered({ delivery, answeredAt }: Attempted): void {
+    this.metrics.sent.inc();
+    this.metrics.latency.observe(
+      delivery.createdSecondsAgo + (answeredAt - delivery.claimedAt) / 1000,
+    );
   }
 
   /**
@@ -333,7 +343,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     if (!accepted) {
       span.fail('error' in result ? result.error : `the receiver answered ${result.status}`);
     }
-    return { delivery, result, accepted };
+    return { delivery, result, accepted, answeredAt: performance.now() };
   }
 
   private outcomeOf({ delivery, accepted }: Attempted): DeliveryOutcome {
