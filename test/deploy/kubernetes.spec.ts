@@ -1,7 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import {
+  prometheusRuleManifest,
+  PROMETHEUS_RULE,
+  ruleGroups,
+} from '../../scripts/prometheus-rule.mjs';
+import { PROMTOOL, promtool } from '../support/promtool.js';
 import { tracingRequested } from '../../src/common/tracing/tracing-switch.js';
 import { CONFIG_VARIABLES } from '../../src/config/app-config.js';
 import { OTEL_VARIABLES } from '../support/otel-variables.js';
@@ -32,13 +40,31 @@ const DRAIN_SECONDS = 10;
 /** Then, with tracing on, the spans still queued get this long (src/common/tracing). */
 const SPAN_FLUSH_SECONDS = 3;
 
+/** `kubectl kustomize DIR`'s objects. */
+const rendered = (dir: string) =>
+  parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map(
+    (document) => document.toJS() as Manifest,
+  );
+
+/** Validates `manifest` against its kind's schema, the Prometheus Operator's ones included. */
+async function validate(manifest: Manifest): Promise<void> {
+  const [group, version] = manifest.apiVersion.includes('/')
+    ? manifest.apiVersion.split('/')
+    : ['', manifest.apiVersion];
+  const models =
+    group === 'monitoring.coreos.com'
+      ? `@kubernetes-models/prometheus-operator/${group}`
+      : `kubernetes-models${group ? `/${group}` : ''}`;
+  const module = (await import(`${models}/${version}/${manifest.kind}`)) as Record<
+    string,
+    new (value: Manifest) => { validate(): void }
+  >;
+  expect(() => new module[manifest.kind](manifest).validate(), manifest.kind).not.toThrow();
+}
+
 // kubectl (with kustomize) is on the project's machines and in CI; elsewhere this is skipped.
 describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)', () => {
-  const manifests = KUBECTL
-    ? parseAllDocuments(
-        execFileSync('kubectl', ['kustomize', 'deploy/kubernetes'], { encoding: 'utf8' }),
-      ).map((document) => document.toJS() as Manifest)
-    : [];
+  const manifests = KUBECTL ? rendered('deploy/kubernetes') : [];
   const find = (kind: string) => manifests.find((manifest) => manifest.kind === kind)!;
 
   it('holds every object the deployment needs, each valid against the Kubernetes schemas', async () => {
@@ -51,15 +77,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
       'Secret',
       'Service',
     ]);
-    for (const manifest of manifests) {
-      const [group, version] = manifest.apiVersion.includes('/')
-        ? manifest.apiVersion.split('/')
-        : ['', manifest.apiVersion];
-      const module = (await import(
-        `kubernetes-models/${group ? `${group}/` : ''}${version}/${manifest.kind}`
-      )) as Record<string, new (value: Manifest) => { validate(): void }>;
-      expect(() => new module[manifest.kind](manifest).validate(), manifest.kind).not.toThrow();
-    }
+    for (const manifest of manifests) await validate(manifest);
   });
 
   it('runs the API with start:prod and the migrations with migration:run', () => {
@@ -143,3 +161,61 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
     expect(migrationLabels).not.toMatchObject(find('Service').spec!.selector);
   });
 });
+
+describe.skipIf(!KUBECTL)(
+  'deploy/kubernetes/monitoring, the component an overlay adds (kubectl kustomize)',
+  () => {
+    // An operator's overlay: the base and the component, from a folder of its own.
+    const overlay = mkdtempSync(join(tmpdir(), 'plant-store-overlay-'));
+    const fromOverlay = (path: string) => relative(overlay, resolve(path));
+    writeFileSync(
+      join(overlay, 'kustomization.yaml'),
+      stringify({
+        resources: [fromOverlay('deploy/kubernetes')],
+        components: [fromOverlay('deploy/kubernetes/monitoring')],
+      }),
+    );
+    const manifests = KUBECTL ? rendered(overlay) : [];
+    const find = (kind: string) => manifests.find((manifest) => manifest.kind === kind)!;
+    afterAll(() => rmSync(overlay, { recursive: true, force: true }));
+
+    it('adds a ServiceMonitor and a PrometheusRule to the base, each valid against its schema', async () => {
+      const base = new Set(rendered('deploy/kubernetes').map(({ kind }) => kind));
+      expect(manifests.map(({ kind }) => kind).filter((kind) => !base.has(kind))).toEqual([
+        'PrometheusRule',
+        'ServiceMonitor',
+      ]);
+      for (const manifest of manifests) await validate(manifest);
+    });
+
+    it("scrapes the Service's port by name, and names the job as the rules select it", () => {
+      const monitor = find('ServiceMonitor').spec!;
+      const service = find('Service');
+      expect(service.metadata.labels).toMatchObject(monitor.selector.matchLabels);
+      const [endpoint] = monitor.endpoints;
+      expect(service.spec!.ports.map(({ name }: { name: string }) => name)).toContain(
+        endpoint.port,
+      );
+      expect(endpoint.path).toBe('/metrics');
+      expect(service.metadata.labels![monitor.jobLabel]).toBe('plant-store');
+      const selectors = JSON.stringify(ruleGroups()).match(/job=\\"[^\\"]*\\"/g);
+      expect(new Set(selectors)).toEqual(new Set(['job=\\"plant-store\\"']));
+    });
+
+    it(`holds deploy/monitoring's rule groups as they are (${PROMETHEUS_RULE}, written by npm run monitoring:kubernetes)`, () => {
+      expect(readFileSync(PROMETHEUS_RULE, 'utf8')).toBe(prometheusRuleManifest());
+      expect(find('PrometheusRule').spec!.groups).toEqual(ruleGroups());
+    });
+
+    it.skipIf(!PROMTOOL)('holds groups promtool checks, as Prometheus loads them', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'plant-store-rules-'));
+      try {
+        const file = join(dir, 'prometheus-rule.rules.yml');
+        writeFileSync(file, stringify({ groups: find('PrometheusRule').spec!.groups }));
+        expect(promtool(['check', 'rules', file])).toMatch(/SUCCESS: \d+ rules found/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  },
+);

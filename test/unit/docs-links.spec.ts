@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { anchorsOf } from '../support/markdown-anchors.js';
 
 /** Every Markdown page a reader follows links through. */
 const PAGES = [
@@ -11,19 +12,6 @@ const PAGES = [
     .filter((name) => name.endsWith('.md'))
     .map((name) => join('docs', name)),
 ];
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-const anchorOf = (heading: string) =>
-  heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
-    .replaceAll(' ', '-');
-
-function anchorsOf(page: string): Set<string> {
-  const text = readFileSync(page, 'utf8').replace(/^```[\s\S]*?^```/gm, '');
-  return new Set([...text.matchAll(/^#+ (.*)$/gm)].map(([, heading]) => anchorOf(heading)));
-}
 
 describe('links between the docs', () => {
   it('lead to a file that exists and, with an anchor, to one of its headings', () => {
