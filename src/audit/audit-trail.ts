@@ -2,43 +2,29 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { PinoLogger } from 'nestjs-pino';
 import type { EntityManager, Repository } from 'typeorm';
-import { type Actor, describeActor } from './actor.js';
+import {
+  appendAuditEvent,
+  latestDetails,
+  lockChain,
+  managerQuery,
+} from './audit-events.repository.js';
+import {
+  AUDIT_LOG_MESSAGE,
+  type AuditEventName,
+  auditLogFields,
+  type AuditRecord,
+} from './audit-record.js';
+import type { ChainedAuditEvent } from './chain/audit-chain.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
-
-/** Every kind of event the trail records: stable names, which log filters rely on. */
-export type AuditEventName =
-  | 'token.created'
-  | 'token.rotated'
-  | 'token.revoked'
-  | 'webhook_subscription.created'
-  | 'webhook_subscription.deleted'
-  | 'webhook_subscription.enabled'
-  | 'webhook_subscription.redelivered'
-  | 'webhook_subscription.secret_rotated';
-
-/** What an event is about, named by its prefix. */
-const SUBJECT_TYPES = { token: 'api_token', webhook_subscription: 'webhook_subscription' } as const;
-
-/** One act of management, as a service reports it. */
-export interface AuditRecord {
-  event: AuditEventName;
-  /** The id of the token or subscription acted on. */
-  subjectId: string;
-  actor: Actor;
-  /** Names, scopes, times, counts: never a secret, nor a token. */
-  details?: Record<string, unknown>;
-}
 
 /** Records an event in the transaction `AuditTrail.transaction` runs. */
 export type RecordEvent = (record: AuditRecord) => Promise<void>;
 
-/** The message of every audit line; `event` tells them apart. */
-export const AUDIT_LOG_MESSAGE = 'audit event';
-
 /**
  * The audit trail of management: each event is a row of `audit_events`, written in the
  * transaction that makes the change (no change without its record, no record of a change
- * rolled back), and, once that commits, one JSON log line with the same fields.
+ * rolled back) and chained by the database to the row before it, and, once that commits,
+ * one JSON log line with the same fields and the row's hash.
  */
 @Injectable()
 export class AuditTrail {
@@ -59,45 +45,34 @@ export class AuditTrail {
   async transaction<T>(
     change: (manager: EntityManager, record: RecordEvent) => Promise<T>,
   ): Promise<T> {
-    const written: AuditEvent[] = [];
+    const written: ChainedAuditEvent[] = [];
     const result = await this.events.manager.transaction((manager) =>
       change(manager, async (record) => {
-        written.push(await this.write(manager, record));
+        written.push(await appendAuditEvent(managerQuery(manager), record));
       }),
     );
-    for (const event of written) this.log(event);
+    for (const event of written) this.logger.info(auditLogFields(event), AUDIT_LOG_MESSAGE);
     return result;
   }
 
-  private async write(
-    manager: EntityManager,
-    { event, subjectId, actor, details = {} }: AuditRecord,
-  ): Promise<AuditEvent> {
-    const prefix = event.slice(0, event.indexOf('.')) as keyof typeof SUBJECT_TYPES;
-    const row = manager.create(AuditEvent, {
-      event,
-      subjectType: SUBJECT_TYPES[prefix],
-      subjectId,
-      actor: describeActor(actor),
-      actorTokenId: actor.kind === 'token' ? actor.tokenId : null,
-      details,
+  /**
+   * Records what `decide` makes of the latest `event` about `subjectId` (its details;
+   * undefined when there is none), unless it makes nothing: a change of state seen by
+   * several processes at once, such as replicas starting with a new configuration, is
+   * recorded once, since each reads the latest record under the chain's lock. True when
+   * it recorded.
+   */
+  async recordChange(
+    event: AuditEventName,
+    subjectId: string,
+    decide: (latest: Record<string, unknown> | undefined) => AuditRecord | undefined,
+  ): Promise<boolean> {
+    return this.transaction(async (manager, record) => {
+      const query = managerQuery(manager);
+      await lockChain(query);
+      const change = decide(await latestDetails(query, event, subjectId));
+      if (change) await record(change);
+      return change !== undefined;
     });
-    return manager.save(row);
-  }
-
-  private log(event: AuditEvent): void {
-    this.logger.info(
-      {
-        event: event.event,
-        auditId: event.id,
-        occurredAt: event.occurredAt.toISOString(),
-        subjectType: event.subjectType,
-        subjectId: event.subjectId,
-        actor: event.actor,
-        actorTokenId: event.actorTokenId,
-        details: event.details,
-      },
-      AUDIT_LOG_MESSAGE,
-    );
   }
 }

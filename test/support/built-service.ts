@@ -364,6 +364,11 @@ export function runWebhookSecretsCli(
   return runCli(ROOT, scriptEntry(ROOT, 'webhook-secrets'), args, env);
 }
 
+/** `npm run --silent audit -- …`, as an operator runs it. */
+export function runAuditCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return runCli(ROOT, scriptEntry(ROOT, 'audit'), args, env);
+}
+
 function runCli(
   buildDir: string,
   entry: string,
