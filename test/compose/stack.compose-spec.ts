@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APP_SCHEMA } from '../../src/app.schema.js';
 
 const MIGRATIONS = APP_SCHEMA.migrations;
-import { type Answer, runBackupCli, send } from '../support/built-service.js';
+import { type Answer, freePort, runBackupCli, send } from '../support/built-service.js';
 import { Webhook } from 'standardwebhooks';
 import { ComposeStack, type ContainerState } from '../support/compose-stack.js';
 
@@ -40,6 +40,13 @@ const REDIS_FROZEN_REQUEST_LIMIT_MS = 1_000;
 /** Slower than LOAD_PER_SECOND: a frozen dependency's step lasts longer, with one token. */
 const FROZEN_LOAD_PER_SECOND = 20;
 const README_PLANT_ID = '9223372036854775807';
+/** deploy/monitoring/prometheus.yml's scrape and evaluation intervals. */
+const PROMETHEUS_INTERVAL_MS = 5_000;
+/**
+ * The webhook worker's claim, a write every WEBHOOK_POLL_INTERVAL_MS (1 s), turns
+ * db_accepts_writes within it; and a margin for the machine.
+ */
+const WRITES_GAUGE_MS = 1_000 + 3_000;
 /** Creates sent straight to a replica as it is signalled, as a black-box stop check does. */
 const IN_FLIGHT_CREATES = 50;
 
@@ -859,6 +866,111 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
       rmSync(workDir, { recursive: true, force: true });
     }
   }, 600_000);
+
+  it('8. with --profile monitoring, Prometheus scrapes every replica, and the database refusing writes fires PlantStoreDatabaseRefusingWrites through its API within its for, then resolves', async () => {
+    const prometheus = `http://127.0.0.1:${await freePort()}`;
+    stack.set('PROMETHEUS_PORT', new URL(prometheus).port);
+    await upUntilHealthy(() => runReadmeLine('docker compose --profile monitoring up -d'));
+    const api = async <T>(path: string): Promise<T> => {
+      const { status, body } = await send(`${prometheus}${path}`);
+      expect(status, body).toBe(200);
+      return (JSON.parse(body) as { data: T }).data;
+    };
+    let readOnly = false;
+    try {
+      await expect
+        .poll(
+          () =>
+            send(`${prometheus}/-/ready`).then(
+              ({ status }) => status,
+              () => 0,
+            ),
+          READY_LIMIT,
+        )
+        .toBe(200);
+      const replicas = (await stack.containers('api')).filter(({ status }) => status === 'running');
+      // Every replica, by its address on the network, found through DNS.
+      await expect
+        .poll(async () => {
+          const { activeTargets } = await api<{
+            activeTargets: { labels: { job: string; instance: string }; health: string }[];
+          }>('/api/v1/targets?state=active');
+          return activeTargets
+            .filter(({ labels, health }) => labels.job === 'plant-store' && health === 'up')
+            .map(({ labels }) => labels.instance)
+            .sort();
+        }, READY_LIMIT)
+        .toEqual(replicas.map(({ address }) => `${address}:3000`).sort());
+      const { groups } = await api<{
+        groups: { rules: { name: string; for?: number; duration?: number }[] }[];
+      }>('/api/v1/rules?type=alert');
+      const rule = groups
+        .flatMap(({ rules }) => rules)
+        .find(({ name }) => name === 'PlantStoreDatabaseRefusingWrites')!;
+      const forMs = (rule.duration ?? 0) * 1000;
+      expect(forMs).toBeGreaterThan(0);
+
+      type Alert = {
+        labels: { alertname: string };
+        annotations: Record<string, string>;
+        state: string;
+      };
+      const refusingWrites = async () =>
+        (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts.find(
+          ({ labels }) => labels.alertname === 'PlantStoreDatabaseRefusingWrites',
+        );
+      expect(await refusingWrites()).toBeUndefined();
+
+      // As an operator may, by mistake: the whole server read-only, for every session.
+      readOnly = true;
+      await stack.query(
+        'ALTER SYSTEM SET default_transaction_read_only = on; SELECT pg_reload_conf()',
+      );
+      const refusedAt = performance.now();
+      const firingWithin = forMs + 2 * PROMETHEUS_INTERVAL_MS + WRITES_GAUGE_MS;
+      await expect
+        .poll(async () => (await refusingWrites())?.state, {
+          timeout: firingWithin,
+          interval: 500,
+        })
+        .toBe('firing');
+      const firingSeconds = (performance.now() - refusedAt) / 1000;
+      const firing = (await refusingWrites())!;
+      expect(firing.annotations).toMatchObject({
+        summary: expect.any(String),
+        description: expect.any(String),
+        runbook_url: 'docs/operations/runbooks.md#plantstoredatabaserefusingwrites',
+      });
+      // What users meet meanwhile: a create answers 503.
+      expect((await create(readmeToken, 8_000_001)).status).toBe(503);
+
+      await stack.query(
+        'ALTER SYSTEM RESET default_transaction_read_only; SELECT pg_reload_conf()',
+      );
+      readOnly = false;
+      const restoredAt = performance.now();
+      await expect
+        .poll(refusingWrites, {
+          timeout: 2 * PROMETHEUS_INTERVAL_MS + WRITES_GAUGE_MS,
+          interval: 500,
+        })
+        .toBeUndefined();
+      const resolvedSeconds = (performance.now() - restoredAt) / 1000;
+      console.log(
+        `PlantStoreDatabaseRefusingWrites (for ${forMs / 1000} s, scraped and evaluated every ${PROMETHEUS_INTERVAL_MS / 1000} s): ` +
+          `firing ${firingSeconds.toFixed(1)} s after the database refused writes, resolved ${resolvedSeconds.toFixed(1)} s after it took them again`,
+      );
+      expect((await create(readmeToken, 8_000_000)).status).toBe(200);
+    } finally {
+      if (readOnly)
+        await stack.query(
+          'ALTER SYSTEM RESET default_transaction_read_only; SELECT pg_reload_conf()',
+        );
+      // The steps after this one stop and remove the stack without the profile.
+      await stack.compose(['--profile', 'monitoring', 'rm', '--stop', '--force', 'prometheus']);
+    }
+    // About 2 minutes: the alert's minute, and compose commands (4 at a load average of 30).
+  }, 420_000);
 
   it('9. stops every service with exit code 0, pgbouncer included', async () => {
     await runReadmeLine('docker compose stop');

@@ -218,7 +218,20 @@ export class ComposeStack {
 
   /** Removes every container, network, volume and image of the project. */
   async destroy(): Promise<void> {
-    await run([...this.command, 'down', '-v', '--remove-orphans', '--timeout', '1'], this.env);
+    // With the profile, so that its service goes too when a step that started it failed.
+    await run(
+      [
+        ...this.command,
+        '--profile',
+        'monitoring',
+        'down',
+        '-v',
+        '--remove-orphans',
+        '--timeout',
+        '1',
+      ],
+      this.env,
+    );
     await run(['docker', 'image', 'rm', '--force', ...this.images], this.env);
   }
 
