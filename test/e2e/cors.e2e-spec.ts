@@ -76,10 +76,10 @@ describe('CORS', () => {
       expect(response.headers.vary).toBe('Origin, Accept');
     });
 
-    it('gives any other origin no CORS header: its preflight is a 404 in the error shape', async () => {
+    it('gives any other origin no CORS header: its preflight is an OPTIONS like any other, 204 with Allow', async () => {
       const response = await preflight(api, OTHER);
-      expect(response.statusCode).toBe(404);
-      expect(response.json()).toMatchObject({ error: 404 });
+      expect(response.statusCode).toBe(204);
+      expect(response.headers.allow).toBe('GET, HEAD, OPTIONS, POST');
       expect(
         Object.keys(response.headers).filter((name) => name.startsWith('access-control-')),
       ).toEqual([]);
@@ -91,6 +91,18 @@ describe('CORS', () => {
       expect(listed.statusCode).toBe(200);
       expect(listed.headers['access-control-allow-origin']).toBeUndefined();
     });
+
+    it('leaves an OPTIONS that is no preflight to the service: 204 with Allow, 404 on an unknown path', async () => {
+      const options = await api.request({ method: 'OPTIONS', url: '/plants/1' });
+      expect(options.statusCode).toBe(204);
+      expect(options.headers.allow).toBe('DELETE, GET, HEAD, OPTIONS, PUT');
+      expect(options.headers['access-control-allow-origin']).toBeUndefined();
+      const unknown = await api.request({ method: 'OPTIONS', url: '/plantz' });
+      expect(unknown.statusCode).toBe(404);
+      expect(unknown.json()).toMatchObject({ error: 404 });
+      const unknownPreflight = await preflight(api, OTHER, '/plantz');
+      expect(unknownPreflight.statusCode).toBe(404);
+    });
   });
 
   describe('CORS_ORIGINS unset', () => {
@@ -101,9 +113,10 @@ describe('CORS', () => {
     });
     afterAll(() => api.close());
 
-    it('sends no CORS header to any origin', async () => {
+    it('sends no CORS header to any origin: a preflight is an OPTIONS, 204 with Allow', async () => {
       const response = await preflight(api, ALLOWED);
-      expect(response.statusCode).toBe(404);
+      expect(response.statusCode).toBe(204);
+      expect(response.headers.allow).toBe('GET, HEAD, OPTIONS, POST');
       expect(response.headers['access-control-allow-origin']).toBeUndefined();
       const refused = await api.request({
         method: 'GET',

@@ -49,6 +49,8 @@ const HOSTILE_TARGETS: Array<[string, string, Record<string, string>]> = [
   ],
   ['an id path parameter 1, zeros, 1', `/plants/1${zeros(98)}1`, {}],
   ['a long path', `/plants/${'%30'.repeat(HEADER_BUDGET / 3)}`, {}],
+  // Looked up once per method, to tell a 405 from a 404.
+  ['a long path no route has', `/${'a'.repeat(HEADER_BUDGET)}`, {}],
   ['a long sane X-Request-Id', '/plants/x', { 'x-request-id': 'a'.repeat(HEADER_BUDGET) }],
   [
     'a long X-Request-Id, sane but for its end',
@@ -210,6 +212,15 @@ describe('hostile input costs linear time: the service stays responsive (the bui
       expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
       expectRefusedInErrorShape(answers);
     });
+  });
+
+  it('PATCH with a long path a route has (the docs assets), looked up once per method: 405', async () => {
+    const { answers, slowestProbeMs } = await probeWhileProcessing(
+      'PATCH a long path',
+      withBody('PATCH', `/docs/${'a'.repeat(HEADER_BUDGET)}`, '{}'),
+    );
+    expect(slowestProbeMs).toBeLessThan(PROBE_LIMIT_MS);
+    expectRefusedInErrorShape(answers, 405);
   });
 
   it.each(HOSTILE_AUTHORIZATIONS)('GET /plants with %s', async (shape, authorization) => {
