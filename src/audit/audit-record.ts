@@ -43,6 +43,8 @@ export interface AuditRecord {
 
 /** The message of every audit line; `event` tells them apart. */
 export const AUDIT_LOG_MESSAGE = 'audit event';
+/** The lines' `context`, whichever process writes them. */
+export const AUDIT_LOG_CONTEXT = 'AuditTrail';
 
 /** The fields of an event's log line: the row's, with its hash (a checkpoint to keep). */
 export function auditLogFields(event: ChainedAuditEvent): Record<string, unknown> {

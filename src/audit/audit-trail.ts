@@ -9,6 +9,7 @@ import {
   managerQuery,
 } from './audit-events.repository.js';
 import {
+  AUDIT_LOG_CONTEXT,
   AUDIT_LOG_MESSAGE,
   type AuditEventName,
   auditLogFields,
@@ -34,7 +35,7 @@ export class AuditTrail {
   ) {
     // Not @InjectPinoLogger: its provider exists only if this class was loaded before the
     // application's LoggerModule was set up, which depends on the order of imports.
-    logger.setContext(AuditTrail.name);
+    logger.setContext(AUDIT_LOG_CONTEXT);
   }
 
   /**

@@ -1,14 +1,16 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { APP_SCHEMA } from '../../src/app.schema.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions } from '../../src/database/data-source.js';
 import { runPendingMigrations } from '../../src/database/migrations.js';
-import { type Checkpoints, verifyTrail } from '../../src/audit/chain/verify-trail.js';
+import { type VerifyOptions, verifyTrail } from '../../src/audit/chain/verify-trail.js';
 import { runAuditCli, runBackupCli } from '../support/built-service.js';
 import { buildApp, createTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -76,11 +78,11 @@ function expectOneChain(rows: ChainRow[]) {
 }
 
 /** What verify finds, run in this process: its rules, without the CLI's start. */
-const verdict = async (database: TestDatabase, checkpoints?: Checkpoints) => {
+const verdict = async (database: TestDatabase, options?: VerifyOptions) => {
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
-    return await verifyTrail(client, checkpoints);
+    return await verifyTrail(client, options);
   } finally {
     await client.end();
   }
@@ -437,5 +439,327 @@ describe("the audit trail's hash chain", () => {
     }
     expect(await into.query(CHAIN)).toEqual(await from.query(CHAIN));
     expect(await verdict(into)).toMatchObject({ whole: true, rows: 5 });
+  });
+
+  describe('archive, then verify from the archive on', () => {
+    const cli = `cli:${userInfo().username}`;
+    let workDir: string;
+    let database: TestDatabase;
+    /** The rows as they were before any archive. */
+    let original: ChainRow[];
+    let first: string;
+    let second: string;
+
+    const archive = (before: string, file: string, env = { DATABASE_URL: database.url }) =>
+      runAuditCli(['archive', '--before', before, file], env);
+    /** Rows appended now, and the moment after they committed. */
+    const append = async (count: number) => {
+      await database.query(`
+        INSERT INTO audit_events (event, subject_type, subject_id, actor)
+        SELECT 'token.created', 'api_token', 'token-' || n, 'cli:alice' FROM generate_series(1, ${count}) AS n`);
+      const [{ now }] = await database.query<{ now: string }>(
+        'SELECT to_char(clock_timestamp() AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\') AS now',
+      );
+      return now;
+    };
+    const lines = (file: string) =>
+      gunzipSync(readFileSync(file))
+        .toString('utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+    beforeAll(async () => {
+      workDir = await mkdtemp(join(tmpdir(), 'plant-store-audit-archive-'));
+      database = await fiveRows();
+      first = join(workDir, 'first.jsonl.gz');
+      second = join(workDir, 'second.jsonl.gz');
+    });
+    afterAll(async () => {
+      await rm(workDir, { recursive: true, force: true });
+    });
+
+    it('writes the rows before DATE to a new file (0600, gzipped JSON lines with their hashes), removes them, records the archive, and verify goes on from it', async () => {
+      const cut = await append(0);
+      await append(2);
+      original = await database.query<ChainRow>(CHAIN);
+      const archived = await archive(cut, first);
+      expect(archived.code, archived.stderr).toBe(0);
+      expect(archived.stdout).toBe(
+        `archived rows 1 to 5 (5) to ${first}\n` +
+          `the table goes on from row 5:${original[4].hash}, recorded in row 8\n`,
+      );
+      expect(statSync(first).mode & 0o777).toBe(0o600);
+      const [header, ...rows] = lines(first);
+      expect(header).toEqual({
+        format: 'plant-store-audit-archive',
+        formatVersion: 1,
+        createdAt: expect.stringMatching(/^\d{4}-/),
+        before: new Date(cut).toISOString(),
+        firstId: '1',
+        lastId: '5',
+        rows: 5,
+        previousHash: '0'.repeat(64),
+        lastHash: original[4].hash,
+      });
+      expect(rows).toEqual(
+        original.slice(0, 5).map((row) => ({
+          id: row.id,
+          occurredAt: row.occurred_at,
+          event: row.event,
+          subjectType: row.subject_type,
+          subjectId: row.subject_id,
+          actor: row.actor,
+          actorTokenId: row.actor_token_id,
+          details: row.details,
+          previousHash: row.previous_hash,
+          hash: row.hash,
+        })),
+      );
+      const table = await database.query<ChainRow>(CHAIN);
+      expect(table.map(({ id }) => id)).toEqual(['6', '7', '8']);
+      expect(table.slice(0, 2)).toEqual(original.slice(5));
+      expect({ ...table[2], details: JSON.parse(table[2].details) as unknown }).toMatchObject({
+        event: 'audit_trail.archived',
+        subject_type: 'audit_trail',
+        subject_id: 'audit_events',
+        actor: cli,
+        details: {
+          before: new Date(cut).toISOString(),
+          firstId: '1',
+          lastId: '5',
+          rows: 5,
+          previousHash: '0'.repeat(64),
+          lastHash: original[4].hash,
+          file: first,
+        },
+      });
+      const auditLines = archived.stderr
+        .split('\n')
+        .filter((line) => line.includes('"audit event"'));
+      expect(auditLines.map((line) => JSON.parse(line) as unknown)).toEqual([
+        expect.objectContaining({
+          event: 'audit_trail.archived',
+          auditId: '8',
+          actor: cli,
+          hash: table[2].hash,
+        }),
+      ]);
+      expect(await verify(database)).toEqual({
+        code: 0,
+        stdout:
+          `audit trail whole: 3 row(s), ids 6 to 8, chained from row 5, the last archived (${original[4].hash})\n` +
+          `last row 8:${table[2].hash}\n`,
+        stderr: '',
+      });
+      expect(await verify(database, '--archive', first)).toEqual({
+        code: 0,
+        stdout:
+          'audit trail whole: 8 row(s) (5 in archives), ids 1 to 8, chained from the genesis\n' +
+          `last row 8:${table[2].hash}\n`,
+        stderr: '',
+      });
+    });
+
+    it('archives again through the first archive’s record; the archives chain on, oldest first, and a checkpoint in them is checked only with them', async () => {
+      const cut = await append(0);
+      await append(1);
+      expect((await archive(cut, second)).code).toBe(0);
+      expect((await database.query<ChainRow>(CHAIN)).map(({ id }) => id)).toEqual(['9', '10']);
+      expect(await verdict(database, { archives: [first, second] })).toMatchObject({
+        whole: true,
+        rows: 10,
+        archivedRows: 8,
+        firstId: '1',
+      });
+      expect(await verdict(database, { archives: [second] })).toMatchObject({
+        whole: true,
+        firstId: '6',
+        origin: { throughId: 5n },
+      });
+      const checkpoint = `2:${original[1].hash}`;
+      expect(await verify(database, '--checkpoint', checkpoint)).toMatchObject({
+        code: 2,
+        stdout: expect.stringContaining(
+          'not checked: row(s) 2, archived before the first row walked: give their archive with --archive\n',
+        ),
+      });
+      expect(
+        (
+          await verify(
+            database,
+            '--archive',
+            first,
+            '--archive',
+            second,
+            '--checkpoint',
+            checkpoint,
+          )
+        ).code,
+      ).toBe(0);
+      expect(await verdict(database, { archives: [second, first] })).toEqual({
+        whole: false,
+        problem: `${first}: row 1 comes after row 8: the ids go back`,
+      });
+    });
+
+    it('verify names an archive changed, cut short or left out', async () => {
+      const damaged = join(workDir, 'damaged.jsonl.gz');
+      const [header, ...rows] = lines(first);
+      const write = (content: Record<string, unknown>[]) =>
+        writeFileSync(
+          damaged,
+          gzipSync(content.map((line) => `${JSON.stringify(line)}\n`).join('')),
+        );
+      write([
+        header,
+        ...rows.map((row) => (row.id === '2' ? { ...row, actor: 'cli:mallory' } : row)),
+      ]);
+      expect(await verdict(database, { archives: [damaged, second] })).toEqual({
+        whole: false,
+        problem: `${damaged}: row 2 does not match its hash: it was changed after it was written`,
+      });
+      write([header, ...rows.slice(0, 4)]);
+      expect(await verdict(database, { archives: [damaged, second] })).toEqual({
+        whole: false,
+        problem: `${damaged} holds 4 row(s) ending at row 4, its header says 5 ending at row 5 with hash ${original[4].hash}: cut short or changed`,
+      });
+      writeFileSync(damaged, readFileSync(first).subarray(0, 200));
+      expect(await verdict(database, { archives: [damaged, second] })).toEqual({
+        whole: false,
+        problem: expect.stringMatching(new RegExp(`^${damaged} is damaged or cut short: `)),
+      });
+      expect(await verdict(database, { archives: [first] })).toEqual({
+        whole: false,
+        problem: 'rows 6 to 8 are missing: row 9 does not chain from row 5',
+      });
+    });
+
+    it('refuses a FILE that exists or is a symbolic link, and writes nothing when no row is that old', async () => {
+      const before = await database.query(CHAIN);
+      const target = join(workDir, 'target');
+      writeFileSync(target, 'kept');
+      const link = join(workDir, 'link.jsonl.gz');
+      symlinkSync(target, link);
+      const now = new Date().toISOString();
+      expect(await archive(now, first)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `audit: ${first} exists: an archive is written to a new file only\n`,
+      });
+      expect(await archive(now, link)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `audit: ${link} exists: an archive is written to a new file only\n`,
+      });
+      expect(readFileSync(target, 'utf8')).toBe('kept');
+      const none = join(workDir, 'none.jsonl.gz');
+      expect(await archive('2000-01-01', none)).toEqual({
+        code: 0,
+        stdout: 'nothing to archive: no row occurred before 2000-01-01T00:00:00.000Z\n',
+        stderr: '',
+      });
+      expect(existsSync(none)).toBe(false);
+      expect(await archive('yesterday', none)).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/^audit: --before takes a date/),
+      });
+      expect(await database.query(CHAIN)).toEqual(before);
+    });
+  });
+
+  describe("as a role that may only read and append (the service's, once it owns nothing)", () => {
+    const role = `plant_store_test_${randomBytes(6).toString('hex')}`;
+    const password = randomBytes(12).toString('hex');
+    let database: TestDatabase;
+    let asRole: TestDatabase['query'];
+    let roleUrl: string;
+
+    const admin = async (sql: string) => {
+      const client = new pg.Client({ connectionString: inject('databaseAdminUrl') });
+      await client.connect();
+      try {
+        await client.query(sql);
+      } finally {
+        await client.end();
+      }
+    };
+
+    beforeAll(async () => {
+      database = await fiveRows();
+      await admin(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+      await database.query(`GRANT SELECT, INSERT ON audit_events TO ${role}`);
+      const url = new URL(database.url);
+      url.username = role;
+      url.password = password;
+      roleUrl = url.toString();
+      asRole = async (sql) => {
+        const client = new pg.Client({ connectionString: roleUrl });
+        await client.connect();
+        try {
+          return (await client.query(sql)).rows;
+        } finally {
+          await client.end();
+        }
+      };
+    });
+    afterAll(async () => {
+      await database?.drop();
+      await admin(`DROP ROLE IF EXISTS ${role}`);
+    });
+
+    it('cannot update, delete or truncate rows, even with the archive maintenance set; a DELETE grant does not help either', async () => {
+      const before = await database.query(CHAIN);
+      for (const statement of [
+        "UPDATE audit_events SET actor = 'cli:mallory'",
+        "SELECT set_config('plant_store.audit_maintenance', 'archive', false); DELETE FROM audit_events",
+        'TRUNCATE audit_events',
+        'ALTER TABLE audit_events DISABLE TRIGGER USER',
+        'CREATE OR REPLACE FUNCTION audit_event_hash(bytea, audit_events) RETURNS bytea LANGUAGE sql AS $$ SELECT NULL::bytea $$',
+      ]) {
+        await expect(asRole(statement)).rejects.toThrow(/permission denied|must be owner/);
+      }
+      await database.query(`GRANT DELETE ON audit_events TO ${role}`);
+      await expect(
+        asRole(
+          "SELECT set_config('plant_store.audit_maintenance', 'archive', false); DELETE FROM audit_events",
+        ),
+      ).rejects.toThrow('audit_events is append-only: DELETE is refused');
+      await database.query(`REVOKE DELETE ON audit_events FROM ${role}`);
+      expect(await database.query(CHAIN)).toEqual(before);
+    });
+
+    it('cannot forge a row: what it inserts is chained, its own id, time and hashes replaced, even with the restore maintenance set', async () => {
+      await asRole(`
+        SELECT set_config('plant_store.audit_maintenance', 'restore', false);
+        INSERT INTO audit_events (id, occurred_at, event, subject_type, subject_id, actor, previous_hash, hash)
+        OVERRIDING SYSTEM VALUE
+        VALUES (3, '2020-01-01T00:00:00Z', 'token.created', 'api_token', 'forged', 'cli:alice', '\\x00', '\\x00')`);
+      const rows = await database.query<ChainRow>(CHAIN);
+      expectOneChain(rows);
+      expect(rows.at(-1)).toMatchObject({ id: '6', subject_id: 'forged' });
+    });
+
+    it('may verify; archive is refused, the table and the file system left as they were', async () => {
+      expect((await runAuditCli(['verify'], { DATABASE_URL: roleUrl })).code).toBe(0);
+      const before = await database.query(CHAIN);
+      const workDir = await mkdtemp(join(tmpdir(), 'plant-store-audit-role-'));
+      try {
+        const file = join(workDir, 'archive.jsonl.gz');
+        expect(
+          await runAuditCli(['archive', '--before', new Date().toISOString(), file], {
+            DATABASE_URL: roleUrl,
+          }),
+        ).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'audit: failed: permission denied for table audit_events\n',
+        });
+        expect(existsSync(file)).toBe(false);
+      } finally {
+        await rm(workDir, { recursive: true, force: true });
+      }
+      expect(await database.query(CHAIN)).toEqual(before);
+    });
   });
 });

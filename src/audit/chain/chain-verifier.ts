@@ -32,7 +32,7 @@ export class ChainVerifier {
   firstId: string | undefined;
 
   constructor(
-    private readonly origin: ChainOrigin,
+    readonly origin: ChainOrigin,
     checkpoints: ReadonlyMap<string, Buffer> = new Map(),
   ) {
     this.unmet = new Map(checkpoints);

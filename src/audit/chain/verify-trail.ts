@@ -1,17 +1,20 @@
 import type pg from 'pg';
 import { chainedEvents, clientQuery, tableOrigin } from '../audit-events.repository.js';
 import { type ChainedAuditEvent, hex } from './audit-chain.js';
-import { type ChainOrigin, ChainVerifier } from './chain-verifier.js';
+import { type ArchiveHeader, ArchiveFileError, readArchive } from './archive-file.js';
+import { type ChainOrigin, ChainVerifier, GENESIS } from './chain-verifier.js';
 
 /** What verify found: the chain whole, with its ends, or its first break. */
 export type TrailVerdict =
   | {
       whole: true;
       rows: number;
+      /** Of `rows`, those in the archives given. */
+      archivedRows: number;
       firstId: string | undefined;
       origin: ChainOrigin;
       last: ChainOrigin;
-      /** Checkpoints of rows no longer in the table, which an archive would prove. */
+      /** Checkpoints of rows before the first checked, which an archive would prove. */
       unchecked: string[];
     }
   | { whole: false; problem: string };
@@ -19,38 +22,64 @@ export type TrailVerdict =
 /** A hash kept elsewhere for a row: `ID:HASH`, as verify prints the last row. */
 export type Checkpoints = ReadonlyMap<string, Buffer>;
 
+export interface VerifyOptions {
+  /** Archive files (`npm run audit -- archive`), oldest first, that the table goes on from. */
+  archives?: string[];
+  checkpoints?: Checkpoints;
+}
+
 /**
- * Walks the whole chain of `audit_events` in one REPEATABLE READ, READ ONLY snapshot, a
- * batch of rows at a time, from where it begins (the genesis, or the last row the latest
- * archive took away), and answers its first break or its ends. Read-only: the service's
- * role may run it.
+ * Walks the whole chain, a row at a time: the archives given, then `audit_events` in one
+ * REPEATABLE READ, READ ONLY snapshot, a batch of rows at a time. It begins where the
+ * first archive does, or, with none, where the table does (the genesis, or the last row
+ * the latest archive took away); each archive must go on from the one before, and the
+ * table from the last. Answers the first break, or the chain's ends. Read-only: the
+ * service's role may run it.
  */
 export async function verifyTrail(
   client: pg.ClientBase,
-  checkpoints: Checkpoints = new Map(),
+  { archives = [], checkpoints = new Map() }: VerifyOptions = {},
 ): Promise<TrailVerdict> {
+  let verifier: ChainVerifier | undefined;
+  for (const file of archives) {
+    try {
+      const { header, rows } = await readArchive(file);
+      verifier ??= new ChainVerifier(archiveOrigin(header), checkpoints);
+      const problem = await walk(rows, verifier);
+      if (problem) return { whole: false, problem: `${file}: ${problem}` };
+    } catch (error) {
+      if (error instanceof ArchiveFileError) return { whole: false, problem: error.message };
+      throw error;
+    }
+  }
+  const archivedRows = verifier?.rows ?? 0;
   const query = clientQuery(client);
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   try {
-    const origin = await tableOrigin(query);
-    const verdict = await walk(chainedEvents(query), new ChainVerifier(origin, checkpoints));
-    return verdict.whole ? unmetCheckpoints(verdict, origin) : verdict;
+    verifier ??= new ChainVerifier(await tableOrigin(query), checkpoints);
+    const problem = await walk(chainedEvents(query), verifier);
+    return problem ? { whole: false, problem } : unmetCheckpoints(verifier, archivedRows);
   } finally {
     await client.query('ROLLBACK');
   }
 }
 
-type Walked = { whole: true; verifier: ChainVerifier } | { whole: false; problem: string };
+/** What an archive's first row chains from, as its header says. */
+function archiveOrigin({ previousHash, firstId }: ArchiveHeader): ChainOrigin {
+  const hash = Buffer.from(previousHash, 'hex');
+  return hash.equals(GENESIS.hash) ? GENESIS : { hash, throughId: BigInt(firstId) - 1n };
+}
 
+/** The first break among `rows`, or undefined. */
 async function walk(
   rows: AsyncIterable<ChainedAuditEvent>,
   verifier: ChainVerifier,
-): Promise<Walked> {
+): Promise<string | undefined> {
   for await (const row of rows) {
     const problem = verifier.check(row);
-    if (problem) return { whole: false, problem };
+    if (problem) return problem;
   }
-  return { whole: true, verifier };
+  return undefined;
 }
 
 /**
@@ -58,11 +87,8 @@ async function walk(
  * One past the last row means rows the trail once had are gone (a restore brought it back
  * to an earlier state).
  */
-function unmetCheckpoints(
-  { verifier }: { verifier: ChainVerifier },
-  origin: ChainOrigin,
-): TrailVerdict {
-  const { last, firstId } = verifier;
+function unmetCheckpoints(verifier: ChainVerifier, archivedRows: number): TrailVerdict {
+  const { last, firstId, origin } = verifier;
   const unchecked: string[] = [];
   for (const [id, hash] of verifier.unmetCheckpoints) {
     if (firstId !== undefined && BigInt(id) < BigInt(firstId)) {
@@ -78,5 +104,5 @@ function unmetCheckpoints(
           : `${kept}, whose rows go from ${firstId} to ${last.throughId}`,
     };
   }
-  return { whole: true, rows: verifier.rows, firstId, origin, last, unchecked };
+  return { whole: true, rows: verifier.rows, archivedRows, firstId, origin, last, unchecked };
 }
