@@ -34,7 +34,7 @@ const ROOT = new URL('..', import.meta.url).pathname;
  */
 const TEMPLATES = new URL('generate-module/templates/', import.meta.url).pathname;
 const USAGE =
-  'usage: npm run generate:module -- <name-in-kebab-case> [--singular <name>] [--parent plants] [--field <name>:<type>[:<limits>][?] ...]';
+  'usage: npm run generate:module -- <name-in-kebab-case> [--singular <name>] [--parent plants] [--field <name>:<type>[:<limits>][?|=<default>] ...] [--describe <field>="<text>" ...] [--filter <field>,...] [--order <field>]';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -42,6 +42,9 @@ const { positionals, values } = parseArgs({
     singular: { type: 'string' },
     parent: { type: 'string' },
     field: { type: 'string', multiple: true },
+    describe: { type: 'string', multiple: true },
+    filter: { type: 'string', multiple: true },
+    order: { type: 'string' },
     'skip-openapi': { type: 'boolean' },
   },
 });
@@ -75,9 +78,45 @@ const n = {
   singularWords: words(singular),
 };
 
-const fields = (values.field ?? ['name:text:1..255']).map(parseField);
+/** --describe name="text", by field name. */
+const descriptions = new Map(
+  (values.describe ?? []).map((text) => {
+    const match = /^([a-z][a-zA-Z0-9]*)=(.+)$/s.exec(text);
+    if (!match) fail(`--describe ${text}: write <field>="<what it is>"`);
+    return [match[1], match[2]];
+  }),
+);
+const fields = (values.field ?? ['name:text:1..255']).map((text) =>
+  parseField(text, {
+    subject: n.singularWords,
+    subjects: n.pluralWords,
+    describe: descriptions.get(text.split(':')[0]),
+  }),
+);
 const names = fields.map(({ name }) => name);
 if (new Set(names).size !== names.length) fail('--field: each name once');
+const fieldNamed = (name, option) =>
+  fields.find((field) => field.name === name) ??
+  fail(`${option} ${name}: no such --field (${names.join(', ')})`);
+for (const name of descriptions.keys()) fieldNamed(name, '--describe');
+
+const filters = (values.filter ?? [])
+  .flatMap((list) => list.split(','))
+  .map((name) => {
+    const field = fieldNamed(name, '--filter');
+    if (!field.filter) fail(`--filter ${name}: a ${field.sql} field is not filtered by equality`);
+    return field;
+  });
+if (new Set(filters).size !== filters.length) fail('--filter: each field once');
+for (const { name, ordered } of filters) {
+  if (new Set(ordered).size < 2) fail(`--filter ${name}: the field holds one value only`);
+}
+const order = values.order === undefined ? undefined : fieldNamed(values.order, '--order');
+if (order?.optional) {
+  fail(
+    `--order ${order.name}: an optional field has no place in an order (null): make it required`,
+  );
+}
 
 const timestamp = Date.now();
 const migrationClass = `Create${n.Plural}${timestamp}`;
@@ -97,6 +136,30 @@ const DECORATOR_FILES = {
   EnumProperty: 'enum-property.decorator.js',
 };
 const used = new Set(fields.flatMap(({ imports }) => imports));
+/** The columns of an index on the module's list, after `leading`: the order, then id. */
+const listIndex = (...leading) => {
+  const columns = [
+    ...(parent ? ['plant_id'] : []),
+    ...leading,
+    ...(order ? [order.column] : []),
+    'id',
+  ];
+  const properties = [
+    ...(parent ? ['plantId'] : []),
+    ...leading.map((column) => fields.find((f) => f.column === column).name),
+    ...(order ? [order.name] : []),
+    'id',
+  ];
+  return { name: `${n.table}_${columns.join('_')}_idx`, columns, properties };
+};
+/**
+ * The list's indexes: its order within a plant (which the foreign key's cascade uses
+ * too) or across the table, and one per filter.
+ */
+const indexes = [
+  ...(parent || order ? [listIndex()] : []),
+  ...filters.map(({ column }) => listIndex(column)),
+];
 const collectionPath = parent ? `plants/{id}/${plural}` : plural;
 const linkExample = `</${collectionPath.replace('{id}', '1')}?limit=20&cursor=MDAwMDAwMDAtMDAwMC00MDAwLTgwMDAtMDAwMDAwMDAwMDAw>; rel="next"`;
 
@@ -126,6 +189,17 @@ function testValues() {
       .filter(({ optional }) => !optional)
       .map(({ name, edges }) => `${name}: ${edges.at(-1)}`)
       .join(', '),
+    defaults: fields
+      .filter((field) => field.default)
+      .map(({ name, default: { test } }) => [name, test]),
+    ordered: order?.ordered ?? [],
+    // JavaScript and every collation agree on these; enums' and text's order is the collation's.
+    orderChecked: Boolean(order) && !['TEXT_KEY'].includes(order.codec),
+    filterCases: filters.map(({ name, ordered }) => [name, ordered[0], ordered.at(-1)]),
+    patchField: fields[0].name,
+    patchValue: fields[0].edges.at(-1),
+    removable: fields.find(({ optional }) => optional)?.name,
+    mandatory: fields.find(({ optional }) => !optional)?.name,
     createPath: parent ? '`/plants/${plantId}/' + plural + '`' : `'/${plural}'`,
     collection: parent ? '`/plants/${PLANT_ID}/' + plural + '`' : `'/${plural}'`,
   };
@@ -138,23 +212,36 @@ const model = {
   parent,
   fields,
   names,
-  required: fields.filter(({ optional }) => !optional),
+  required: fields.filter(({ required }) => required),
   migrationClass,
   migrationFile,
   fkey: `${n.table}_plant_id_fkey`,
-  pageIndex: `${n.table}_plant_id_id_idx`,
+  indexes,
+  checks: fields
+    .filter(({ choices }) => choices)
+    .map(({ column, choices }) => ({
+      name: `${n.table}_${column}_check`,
+      expression: `${column} IN (${choices.map((choice) => `'${choice}'`).join(', ')})`,
+    })),
+  filters,
+  order,
   entityFields: `${n.Singular}Fields`,
   typeormImports: [
     'Column',
     'CreateDateColumn',
     'Entity',
     'PrimaryGeneratedColumn',
-    ...(parent ? ['ForeignKey', 'Index'] : []),
+    'UpdateDateColumn',
+    ...(parent ? ['ForeignKey'] : []),
+    ...(indexes.length > 0 ? ['Index'] : []),
+    ...(fields.some(({ choices }) => choices) ? ['Check'] : []),
   ]
     .sort()
     .join(', '),
   usesBigint: Boolean(parent) || fields.some(({ entityType }) => entityType === 'bigint'),
   decoratorImports: Object.entries(DECORATOR_FILES).filter(([name]) => used.has(name)),
+  filterImports: [...new Set(filters.flatMap(({ filter }) => filter.imports))].sort().join(', '),
+  keyCodecs: [...new Set([order?.codec, 'UUID_KEY'].filter(Boolean))].sort(),
   paths: {
     collection: collectionPath.replace('{id}', ':id'),
     collectionDoc: `/${collectionPath}`,
@@ -177,32 +264,45 @@ function templatesIn(folder) {
   });
 }
 
-for (const template of templatesIn(TEMPLATES)) {
-  const text = ejs.render(readFileSync(join(TEMPLATES, template), 'utf8'), model, {
-    filename: join(TEMPLATES, template),
+/** A template rendered with the model: `<%= %>` unescaped, a value left undefined an error. */
+function render(template) {
+  return ejs.render(readFileSync(template, 'utf8'), model, {
+    filename: template,
     // Nothing is HTML: values are written as they are; a missing one is a template's mistake.
     escape: (value) => {
       if (value === undefined) throw new Error(`${template}: a value is undefined`);
       return String(value);
     },
   });
-  const path = join(ROOT, outputPath(template));
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, text);
 }
 
-/** Adds an import after a file's last one, and `entry` at the end of the list `listStart` opens. */
-function register(path, importLine, listStart, entry) {
+/** The files written, for prettier. */
+const written = [];
+for (const template of templatesIn(TEMPLATES)) {
+  const text = render(join(TEMPLATES, template));
+  // A template for what the module may lack (the list's filters) renders to nothing then.
+  if (text.trim() === '') continue;
+  const path = outputPath(template);
+  mkdirSync(dirname(join(ROOT, path)), { recursive: true });
+  writeFileSync(join(ROOT, path), text);
+  written.push(path);
+}
+
+/**
+ * Adds an import after a file's last one, and `entry` at the end of the list (or object)
+ * `listStart` opens and `close` ends.
+ */
+function register(path, importLine, listStart, entry, close = ']') {
   let text = readFileSync(join(ROOT, path), 'utf8');
   const lastImport = [...text.matchAll(/^import .*?;$/gms)].at(-1);
   const afterImports = lastImport.index + lastImport[0].length;
   text = `${text.slice(0, afterImports)}\n${importLine}${text.slice(afterImports)}`;
   const start = text.indexOf(listStart);
   if (start < 0) throw new Error(`${path}: "${listStart}" not found`);
-  const close = text.indexOf(']', start);
-  const body = text.slice(start + listStart.length, close).trimEnd();
-  const separator = body.endsWith(',') ? ' ' : ', ';
-  text = `${text.slice(0, start + listStart.length)}${body}${separator}${entry}${text.slice(close)}`;
+  const end = text.indexOf(close, start);
+  const body = text.slice(start + listStart.length, end).trimEnd();
+  const separator = body.trim() === '' || body.endsWith(',') ? ' ' : ', ';
+  text = `${text.slice(0, start + listStart.length)}${body}${separator}${entry}${text.slice(end)}`;
   writeFileSync(join(ROOT, path), text);
 }
 register(
@@ -222,6 +322,35 @@ register(
   `import { ${n.CONST}_SCHEMA } from './${plural}/${plural}.schema.js';`,
   'gatherSchemas([',
   `${n.CONST}_SCHEMA`,
+);
+// The typed client's operations for the module (store.<name>), and its types.
+register(
+  'packages/client/src/modules.ts',
+  `import { ${n.plurals}Of } from './modules/${plural}.js';`,
+  'export const MODULES = {',
+  `${n.plurals}: ${n.plurals}Of,`,
+  '}',
+);
+const clientIndex = join(ROOT, 'packages/client/src/index.ts');
+writeFileSync(
+  clientIndex,
+  `${readFileSync(clientIndex, 'utf8')}export type {\n  ${[`List${n.Plural}Query`, n.Singular, `${n.Singular}Input`, `${n.Singular}Patch`, n.Plural, `${n.Plural}Page`].join(',\n  ')},\n} from './modules/${plural}.js';\n`,
+);
+
+/** `text` with `insertion` before the first line that starts with `before`. */
+function insertBefore(path, before, insertion) {
+  const text = readFileSync(join(ROOT, path), 'utf8');
+  const at = text.search(new RegExp(`^${escapeRegExp(before)}`, 'm'));
+  if (at < 0) throw new Error(`${path}: no line starts with "${before}"`);
+  writeFileSync(join(ROOT, path), `${text.slice(0, at)}${insertion}${text.slice(at)}`);
+}
+const INSERTIONS = new URL('generate-module/insertions/', import.meta.url).pathname;
+// docs/api.md: the module's section; the README: its row in the API table.
+insertBefore('docs/api.md', '## Errors', render(join(INSERTIONS, 'api-section.md.template')));
+insertBefore(
+  'README.md',
+  '| `GET /openapi.json`',
+  render(join(INSERTIONS, 'readme-api-row.md.template')),
 );
 // The README names every scope a token may be granted (test/unit/readme-scopes.spec.ts).
 const readmePath = join(ROOT, 'README.md');
@@ -254,14 +383,18 @@ run(
   '--log-level',
   'warn',
   '--write',
-  `src/${plural}`,
-  `migrations/${migrationFile}.ts`,
-  `test/e2e/${plural}.e2e-spec.ts`,
+  ...written,
   'src/app.module.ts',
   'src/app.scopes.ts',
   'src/app.schema.ts',
+  'packages/client/src/modules.ts',
+  'packages/client/src/index.ts',
 );
-if (!values['skip-openapi']) run('run', '--silent', 'openapi');
+if (!values['skip-openapi']) {
+  run('run', '--silent', 'openapi');
+  // The client the tests import: its new module, compiled.
+  run('run', '--silent', 'build', '--workspace=@plant-store/client');
+}
 console.log(
-  `src/${plural}/ written, registered in src/app.*.ts, README's scopes updated; test: npm run test:e2e -- test/e2e/${plural}.e2e-spec.ts`,
+  `src/${plural}/ written, registered in src/app.*.ts and the typed client, README (scopes, API table) and docs/api.md updated; test: npm run test:e2e -- test/e2e/${plural}.e2e-spec.ts`,
 );

@@ -2,6 +2,7 @@ import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { Repository } from 'typeorm';
+import type { Key } from '../common/pagination/keyset.js';
 import { tracing } from '../common/tracing/tracing.js';
 import { AppConfig } from '../config/app-config.js';
 import { BatchingQueue } from '../database/batching-queue.js';
@@ -12,6 +13,7 @@ import { postgresPool } from '../database/postgres-pool.js';
 import { retryRefused } from '../database/retry-refused.js';
 import { CreatedPlantsOutbox } from './created-plants-outbox.js';
 import { Plant } from './entities/plant.entity.js';
+import { PLANTS_BY_ID } from './plants-keyset.js';
 
 /**
  * Inserts a batch of plants with distinct ids, skipping those whose id exists, and answers
@@ -96,8 +98,8 @@ interface PlantToInsert extends Plant {
 }
 
 export interface PlantsPageQuery {
-  /** Only plants with a greater id; undefined: from the first plant. */
-  afterId?: bigint;
+  /** Only plants after this key (PLANTS_BY_ID); undefined: from the first plant. */
+  after?: Key;
   /** Only plants with exactly this tag. */
   tag?: string;
   count: number;
@@ -236,12 +238,10 @@ export class PlantsRepository implements OnApplicationBootstrap {
   }
 
   /** Up to `count` plants by ascending id: keyset pagination, stable under inserts and deletes. */
-  findPage({ afterId, tag, count }: PlantsPageQuery): Promise<Plant[]> {
-    const query = this.plants.createQueryBuilder('plant').orderBy('plant.id', 'ASC').limit(count);
-    if (afterId !== undefined)
-      query.andWhere('plant.id > :afterId', { afterId: afterId.toString() });
+  findPage({ after, tag, count }: PlantsPageQuery): Promise<Plant[]> {
+    const query = this.plants.createQueryBuilder('plant');
     if (tag !== undefined) query.andWhere('plant.tag = :tag', { tag });
-    return query.getMany();
+    return PLANTS_BY_ID.page(query, after, count).getMany();
   }
 
   /** @returns false when there is no plant with this id. */

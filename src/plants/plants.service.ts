@@ -4,12 +4,12 @@ import {
   Injectable,
   NotFoundException,
 } from '@nestjs/common';
-import { type Page, pageOf, startAfter } from '../common/pagination/keyset-cursor.js';
+import type { Page } from '../common/pagination/keyset.js';
 import type { CreatePlantDto } from './dto/create-plant.dto.js';
 import type { ListPlantsQueryDto } from './dto/list-plants-query.dto.js';
 import type { ReplacePlantDto } from './dto/replace-plant.dto.js';
 import type { Plant } from './entities/plant.entity.js';
-import { readPlantId } from './plant-cursor.js';
+import { PLANTS_BY_ID } from './plants-keyset.js';
 import { PlantsRepository } from './plants.repository.js';
 
 @Injectable()
@@ -38,9 +38,9 @@ export class PlantsService {
    * that existed throughout.
    */
   async list({ limit, tag, cursor }: ListPlantsQueryDto): Promise<Page<Plant>> {
-    const afterId = startAfter(cursor, readPlantId);
-    const plants = await this.plants.findPage({ afterId, tag, count: limit + 1 });
-    return pageOf(plants, limit, ({ id }) => id.toString());
+    const after = PLANTS_BY_ID.startAfter(cursor);
+    const plants = await this.plants.findPage({ after, tag, count: limit + 1 });
+    return PLANTS_BY_ID.pageOf(plants, limit);
   }
 
   async findOne(id: bigint): Promise<Plant> {

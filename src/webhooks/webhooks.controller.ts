@@ -8,6 +8,8 @@ import {
   HttpStatus,
   Param,
   Post,
+  Query,
+  Res,
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
@@ -17,6 +19,7 @@ import {
   ApiOkResponse,
   ApiOperation,
 } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import type { Actor } from '../audit/actor.js';
 import { RequestActor } from '../audit/request-actor.decorator.js';
 import { RequiresScopes } from '../auth/decorators/requires-scopes.decorator.js';
@@ -26,6 +29,9 @@ import {
   ApiErrorResponse,
   ApiJsonBodyResponses,
 } from '../common/openapi/api-error-response.decorator.js';
+import { ApiPageResponse } from '../common/openapi/api-page-response.decorator.js';
+import { nextPageLink } from '../common/pagination/next-page-link.js';
+import { PageQueryDto } from '../common/pagination/page-query.dto.js';
 import { ParseUuidPipe } from '../common/validation/parse-uuid.pipe.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import {
@@ -85,14 +91,27 @@ export class WebhooksController {
 
   @Get()
   @RequiresScopes('webhooks:manage')
-  @ApiOperation({ operationId: 'listWebhooks', summary: 'List the webhook subscriptions' })
-  @ApiOkResponse({
-    description: 'Every subscription, oldest first, with its delivery status',
-    type: WebhookDto,
-    isArray: true,
+  @ApiOperation({
+    operationId: 'listWebhooks',
+    summary: 'List the webhook subscriptions',
+    description: 'Subscriptions, oldest first, a page at a time.',
   })
-  async list(): Promise<WebhookDto[]> {
-    return (await this.webhooks.list()).map(toWebhookDto);
+  @ApiPageResponse({
+    description: 'A page of subscriptions, with their delivery status',
+    type: WebhookDto,
+    example:
+      '</webhooks?limit=20&cursor=WyIyMDI2LTExLTIzVDIwOjAwOjAwLjAwMFoiLCI1YjBlMmMxZS04ZjBhLTRkNTUtOWE0My0wZjdhM2MyYjllNjEiXQ>; rel="next"',
+  })
+  @ApiErrorResponse(400, 'limit or cursor is invalid')
+  async list(
+    @Query() query: PageQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<WebhookDto[]> {
+    const { items, nextCursor } = await this.webhooks.list(query);
+    if (nextCursor !== undefined) {
+      reply.header('Link', nextPageLink(reply.request, { limit: query.limit }, nextCursor));
+    }
+    return items.map(toWebhookDto);
   }
 
   @Get(':id')

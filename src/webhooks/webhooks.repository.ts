@@ -3,6 +3,13 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { EntityManager, Repository } from 'typeorm';
+import {
+  atMilliseconds,
+  DATE_TIME_KEY,
+  type Key,
+  Keyset,
+  UUID_KEY,
+} from '../common/pagination/keyset.js';
 import { isSchemaNotMigratedYet } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { CreatedPlantsOutbox } from '../plants/created-plants-outbox.js';
@@ -20,6 +27,15 @@ import {
  * process's worker wakes instead of waiting for its next poll. PostgreSQL delivers a
  * notification at commit, and folds a transaction's identical ones into one.
  */
+/**
+ * GET /webhooks, oldest first: by `created_at` at the millisecond (the column is written by
+ * `DEFAULT now()`, in microseconds, which a cursor's Date does not hold), then by id.
+ */
+export const WEBHOOKS_OLDEST_FIRST = new Keyset<WebhookSubscription>(
+  { property: 'createdAt', codec: DATE_TIME_KEY, sql: atMilliseconds },
+  { property: 'id', codec: UUID_KEY },
+);
+
 export const WEBHOOK_EVENTS_CHANNEL = 'plant_store_webhook_events';
 const WAKE_THE_WORKERS = `pg_notify('${WEBHOOK_EVENTS_CHANNEL}', '')`;
 
@@ -441,8 +457,13 @@ export class WebhooksRepository implements OnModuleInit {
     );
   }
 
-  list(): Promise<WebhookSubscription[]> {
-    return this.subscriptions.find({ order: { createdAt: 'ASC', id: 'ASC' } });
+  /** Up to `count` subscriptions after the key `after` (WEBHOOKS_OLDEST_FIRST), oldest first. */
+  findPage(after: Key | undefined, count: number): Promise<WebhookSubscription[]> {
+    return WEBHOOKS_OLDEST_FIRST.page(
+      this.subscriptions.createQueryBuilder('subscription'),
+      after,
+      count,
+    ).getMany();
   }
 
   findById(id: string): Promise<WebhookSubscription | null> {

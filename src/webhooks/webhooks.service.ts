@@ -1,13 +1,15 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import type { Actor } from '../audit/actor.js';
 import { AuditTrail } from '../audit/audit-trail.js';
+import type { Page } from '../common/pagination/keyset.js';
+import type { PageQueryDto } from '../common/pagination/page-query.dto.js';
 import { retryRefused } from '../database/retry-refused.js';
 import type { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import type { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy, ReceiverRefusedError } from './receiver-address.js';
 import { parseReceiverUrl } from './receiver-url.js';
 import { generateSigningSecret } from './webhook-signature.js';
-import { WebhooksRepository } from './webhooks.repository.js';
+import { WEBHOOKS_OLDEST_FIRST, WebhooksRepository } from './webhooks.repository.js';
 
 /** A subscription with its new signing secret, in clear this once (it is stored encrypted). */
 export interface WithNewSecret {
@@ -58,8 +60,11 @@ export class WebhooksService {
     return { subscription, secret };
   }
 
-  list(): Promise<WebhookSubscription[]> {
-    return this.webhooks.list();
+  /** A page of subscriptions, oldest first. */
+  async list({ limit, cursor }: PageQueryDto): Promise<Page<WebhookSubscription>> {
+    const after = WEBHOOKS_OLDEST_FIRST.startAfter(cursor);
+    const subscriptions = await this.webhooks.findPage(after, limit + 1);
+    return WEBHOOKS_OLDEST_FIRST.pageOf(subscriptions, limit);
   }
 
   async findOne(id: string): Promise<WebhookSubscription> {

@@ -39,7 +39,7 @@ describe('CORS', () => {
         expect(response.statusCode).toBe(204);
         expect(response.headers).toMatchObject({
           'access-control-allow-origin': ALLOWED,
-          'access-control-allow-methods': 'GET, POST, PUT, DELETE',
+          'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE',
           'access-control-allow-headers': 'Authorization, Content-Type, x-request-id',
           'access-control-max-age': '600',
           vary: expect.stringMatching(/origin/i),

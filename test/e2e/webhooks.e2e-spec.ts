@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, plantsClient } from '../support/plants-client.js';
+import { expectError, nextPageUrl, plantsClient } from '../support/plants-client.js';
 import { startService } from '../support/built-service.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { verifySignature, WebhookReceiver } from '../support/webhook-receiver.js';
@@ -101,6 +101,22 @@ describe('webhooks', () => {
       expect(secret).toBeDefined();
       expect((await webhooks.get(created.id)).json()).toEqual(shown);
       expect((await webhooks.list()).json()).toEqual([shown]);
+    });
+
+    it('GET /webhooks lists subscriptions oldest first, a page at a time, each once', async () => {
+      const created: string[] = [];
+      for (let index = 0; index < 5; index++) {
+        created.push((await subscribe(`http://127.0.0.1:9/${index}`)).id);
+      }
+      const listed: string[] = [];
+      for (let url: string | undefined = '/webhooks?limit=2'; url !== undefined;) {
+        const page = await webhooks.send('GET', url);
+        expect(page.statusCode).toBe(200);
+        listed.push(...page.json<Subscription[]>().map(({ id }) => id));
+        url = nextPageUrl(page);
+      }
+      expect(listed).toEqual(created);
+      expectError(await webhooks.send('GET', '/webhooks?cursor=Nw'), 400, /^cursor /);
     });
 
     it('DELETE /webhooks/{id} answers 204, then 404', async () => {

@@ -49,6 +49,8 @@ export interface Operation {
   path: string;
   parameters: Parameter[];
   body?: Schema;
+  /** The body's media type: application/json, or application/merge-patch+json for a PATCH. */
+  mediaType?: string;
   /** Whether the operation needs a token (a request without one is a 401). */
   secured: boolean;
   /** The statuses the document lists for it. */
@@ -81,6 +83,8 @@ export interface FuzzReport {
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+/** The bodies the fuzzer writes: JSON, and the JSON Merge Patch (RFC 7396) of a PATCH. */
+const BODY_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 /** The rate limit's 4xx: no request of a test with the limit off can cause it. */
 const RATE_LIMITED = 429;
 /** A list's pages read back after a success, at most (its items are checked against the document). */
@@ -94,14 +98,16 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
       .filter(([method]) => HTTP_METHODS.includes(method))
       .map(([method, operation]) => {
         const security = (operation.security as object[] | undefined) ?? defaultSecurity;
-        const body = (operation.requestBody as { content?: Record<string, { schema: Schema }> })
-          ?.content?.['application/json']?.schema;
+        const content = (operation.requestBody as { content?: Record<string, { schema: Schema }> })
+          ?.content;
+        const mediaType = BODY_MEDIA_TYPES.find((type) => content?.[type]);
         return {
           operationId: operation.operationId as string,
           method: method.toUpperCase(),
           path,
           parameters: (operation.parameters as Parameter[] | undefined) ?? [],
-          body,
+          body: mediaType === undefined ? undefined : content?.[mediaType].schema,
+          mediaType,
           secured:
             security.length > 0 &&
             security.every((requirement) => Object.keys(requirement).length > 0),
@@ -603,7 +609,9 @@ class OperationFuzzer {
         query,
         headers: {
           ...authorization,
-          ...(payload !== undefined && { 'content-type': 'application/json' }),
+          ...(payload !== undefined && {
+            'content-type': operation.mediaType ?? 'application/json',
+          }),
         },
         ...(payload !== undefined && { payload }),
       },

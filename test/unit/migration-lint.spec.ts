@@ -74,6 +74,43 @@ describe('the migration linter (npm run lint:migrations)', () => {
     );
   });
 
+  /** docs/extending.md, "Adding a value to an enum": the constraint replaced NOT VALID, then validated. */
+  class AddMowToCareSchedules implements MigrationInterface {
+    name = 'AddMowToCareSchedules1799000000000';
+    transaction = false as const;
+    constructor(private readonly notValid = ' NOT VALID') {}
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        ALTER TABLE care_schedules DROP CONSTRAINT IF EXISTS care_schedules_kind_check,
+          ADD CONSTRAINT care_schedules_kind_check
+            CHECK (kind IN ('water', 'feed', 'prune', 'repot', 'mow'))${this.notValid}`);
+      await queryRunner.query(
+        'ALTER TABLE care_schedules VALIDATE CONSTRAINT care_schedules_kind_check',
+      );
+    }
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        ALTER TABLE care_schedules DROP CONSTRAINT IF EXISTS care_schedules_kind_check,
+          ADD CONSTRAINT care_schedules_kind_check
+            CHECK (kind IN ('water', 'feed', 'prune', 'repot')) NOT VALID`);
+    }
+  }
+
+  it("passes a value added to an enum's CHECK as docs/extending.md writes it, and flags the CHECK added without NOT VALID", async () => {
+    const widened = await lint([AddMowToCareSchedules]);
+    expect(widened.report).toMatch(/no finding/);
+    expect(widened.passed).toBe(true);
+    const { passed, report } = await lint([
+      class extends AddMowToCareSchedules {
+        constructor() {
+          super('');
+        }
+      },
+    ]);
+    expect(passed).toBe(false);
+    expect(report).toContain('AddMowToCareSchedules1799000000000 up: constraint-missing-not-valid');
+  });
+
   it('passes the expand steps: a nullable column, and an index built concurrently outside a transaction', async () => {
     const { passed, report } = await lint([
       planted(

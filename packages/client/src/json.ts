@@ -1,7 +1,5 @@
 import { isLosslessNumber, parse, stringify, toSafeNumberOrThrow } from 'lossless-json';
-
-/** The document's int64 properties: every one of them is a plant's `id`. */
-const INT64_PROPERTIES = new Set(['id']);
+import { INT64_PROPERTIES } from './generated/int64-properties.js';
 
 /**
  * Parses an answer without rounding: `JSON.parse` reads 9223372036854775807 as …808.

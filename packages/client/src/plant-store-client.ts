@@ -1,7 +1,8 @@
 import createClient from 'openapi-fetch';
+import { type Answer, type Api, bodyOf, nextCursor, parseAs } from './answers.js';
 import type { components, paths } from './generated/plant-store-api.js';
-import { parseJson, stringifyJson } from './json.js';
-import { PlantStoreError } from './plant-store-error.js';
+import { stringifyJson } from './json.js';
+import { MODULES, type Modules } from './modules.js';
 
 export type NewPlant = components['schemas']['NewPlant'];
 /** A plant as POST /plants answers it: without its id. */
@@ -57,7 +58,7 @@ export interface PlantStoreClientOptions {
 export interface WebhookSubscriptions {
   /** POST /webhooks: every plant created from now on is POSTed to `url`, signed. */
   create(webhook: NewWebhook): Promise<CreatedWebhook>;
-  /** Every subscription, oldest first. */
+  /** Every subscription, oldest first (the service's pages, followed to the last). */
   list(): Promise<Webhook[]>;
   get(id: string): Promise<Webhook>;
   /** Its deliveries not sent yet are dropped. */
@@ -74,10 +75,11 @@ export interface WebhookSubscriptions {
 }
 
 /**
- * The plant operations, and the webhook subscriptions in `webhooks`. Ids are `bigint` both ways, without rounding. Every answer other
- * than 2xx is thrown as a PlantStoreError with the service's `{error, message}`.
+ * The plant operations, the webhook subscriptions in `webhooks`, and each generated module's
+ * operations under its name (Modules). Ids are `bigint` both ways, without rounding. Every
+ * answer other than 2xx is thrown as a PlantStoreError with the service's `{error, message}`.
  */
-export interface PlantStoreClient {
+export interface PlantStoreClient extends Modules {
   /**
    * POST /plants. Retried (see CreateRetryOptions) when no answer arrives or the service
    * answers 503; any other answer is final.
@@ -99,27 +101,8 @@ const RETRY_DEFAULTS: Required<CreateRetryOptions> = {
   maxDelayMs: 5_000,
 };
 
-/** What openapi-fetch resolves with when asked for the body as text. */
-interface Answer {
-  data?: string;
-  error?: unknown;
-  response: Response;
-}
-
-/** The answer's body, parsed without rounding an int64; a failure thrown as PlantStoreError. */
-function bodyOf<T>({ data, error, response }: Answer): T {
-  if (!response.ok) throw PlantStoreError.from(response, error);
-  return (data === undefined || data === '' ? undefined : parseJson(data)) as T;
-}
-
-const NEXT_LINK = /<([^>]*)>\s*;\s*rel="?next"?/;
-
-function nextCursor(link: string | null): string | undefined {
-  const target = link === null ? undefined : NEXT_LINK.exec(link)?.[1];
-  return target === undefined
-    ? undefined
-    : (new URL(target, 'http://relative.invalid').searchParams.get('cursor') ?? undefined);
-}
+/** Subscriptions asked for a page: the most the service gives. */
+const WEBHOOKS_PAGE = 100;
 
 /** Exponential back-off with jitter, at least what `Retry-After` asks for, at most the cap. */
 function retryDelay(retry: Required<CreateRetryOptions>, attempt: number, response?: Response) {
@@ -139,8 +122,6 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     bodySerializer: stringifyJson,
   });
   const retry = { ...RETRY_DEFAULTS, ...options.createRetry };
-  // Bodies are read as text and parsed here: openapi-fetch's JSON.parse would round ids.
-  const parseAs = 'text';
 
   const listPage = async (query: ListPlantsQuery = {}): Promise<PlantsPage> => {
     const answer = await api.GET('/plants', { params: { query }, parseAs });
@@ -150,7 +131,15 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     };
   };
 
+  const modules = Object.fromEntries(
+    Object.entries(MODULES as Record<string, (api: Api) => object>).map(([name, operationsOf]) => [
+      name,
+      operationsOf(api),
+    ]),
+  ) as Modules;
+
   return {
+    ...modules,
     async create(plant) {
       for (let attempt = 1; ; attempt++) {
         const isLast = attempt >= retry.attempts;
@@ -188,7 +177,19 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     webhooks: {
       create: async (webhook) =>
         bodyOf<CreatedWebhook>(await api.POST('/webhooks', { body: webhook, parseAs })),
-      list: async () => bodyOf<Webhook[]>(await api.GET('/webhooks', { parseAs })),
+      async list() {
+        const subscriptions: Webhook[] = [];
+        let cursor: string | undefined;
+        do {
+          const answer = await api.GET('/webhooks', {
+            params: { query: { limit: WEBHOOKS_PAGE, cursor } },
+            parseAs,
+          });
+          subscriptions.push(...bodyOf<Webhook[]>(answer));
+          cursor = nextCursor(answer.response.headers.get('link'));
+        } while (cursor !== undefined);
+        return subscriptions;
+      },
       get: async (id) =>
         bodyOf<Webhook>(await api.GET('/webhooks/{id}', { params: { path: { id } }, parseAs })),
       delete: async (id) => {

@@ -27,6 +27,9 @@ const HTTP_TIMEOUTS = {
   checkIntervalMs: 1_000,
 } as const;
 
+/** The body of every PATCH, and of nothing else: a JSON Merge Patch (RFC 7396). */
+export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
+
 /** Options for `NestFactory.create` and `createNestApplication`: the JSON codec is ours. */
 export const HTTP_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
 
@@ -74,7 +77,7 @@ export function createHttpAdapter({
 
 /**
  * The settings production and the e2e tests share, so that a test app behaves exactly
- * like the service: JSON only (other media types are 415), parsed and written without
+ * like the service: JSON only (JSON Merge Patch for PATCH; other media types are 415), parsed and written without
  * losing int64 precision; structured logs; security headers; the request id echoed.
  */
 export function configureHttp(app: NestFastifyApplication): NestFastifyApplication {
@@ -83,19 +86,35 @@ export function configureHttp(app: NestFastifyApplication): NestFastifyApplicati
   enableCorsFor(app.get(AppConfig).corsOrigins, app);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
-  app.useBodyParser(
-    'application/json',
-    { bodyLimit: BODY_LIMIT_BYTES },
-    async (request: FastifyRequest, body: Buffer) => {
-      const encoding = request.headers['content-encoding'];
-      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-        throw new UnsupportedMediaTypeException(
-          `Content-Encoding ${encoding} is not supported: send the body uncompressed`,
-        );
-      }
-      return parseJsonBody(body);
-    },
-  );
+  // JSON for every method but PATCH, whose body is a JSON Merge Patch: each media type
+  // elsewhere is a 415 saying which one the method takes.
+  for (const [mediaType, isItsMethod, refusal] of [
+    [
+      'application/json',
+      (method: string) => method !== 'PATCH',
+      `PATCH takes a JSON Merge Patch: send Content-Type: ${MERGE_PATCH_MEDIA_TYPE}`,
+    ],
+    [
+      MERGE_PATCH_MEDIA_TYPE,
+      (method: string) => method === 'PATCH',
+      `${MERGE_PATCH_MEDIA_TYPE} is the body of a PATCH: send Content-Type: application/json`,
+    ],
+  ] as const) {
+    app.useBodyParser(
+      mediaType,
+      { bodyLimit: BODY_LIMIT_BYTES },
+      async (request: FastifyRequest, body: Buffer) => {
+        if (!isItsMethod(request.method)) throw new UnsupportedMediaTypeException(refusal);
+        const encoding = request.headers['content-encoding'];
+        if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+          throw new UnsupportedMediaTypeException(
+            `Content-Encoding ${encoding} is not supported: send the body uncompressed`,
+          );
+        }
+        return parseJsonBody(body);
+      },
+    );
+  }
   fastify.setReplySerializer((payload) => stringifyJson(payload));
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
@@ -126,7 +145,7 @@ function enableCorsFor(origins: string[], app: NestFastifyApplication): void {
   const allowed = new Set(origins);
   app.enableCors({
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
-    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: [...CORS_HEADERS.allowed],
     exposedHeaders: [...CORS_HEADERS.exposed],
     maxAge: CORS_PREFLIGHT_MAX_AGE_S,

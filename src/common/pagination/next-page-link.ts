@@ -9,7 +9,7 @@ import { routePattern } from '../http/request-observer.js';
  */
 export function nextPageLink(
   request: FastifyRequest,
-  query: Record<string, string | number | undefined>,
+  query: Record<string, string | number | boolean | bigint | undefined>,
   cursor: string,
 ): string {
   const params = request.params as Record<string, string>;

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { registerDecorator, type ValidationArguments } from 'class-validator';
-import { absentAllowed } from './absent-allowed.js';
+import { absentAllowed, type PropertyOptions } from './absent-allowed.js';
 
 /**
  * RFC 3339's `date-time` (section 5.6): a full date, `T`, a full time and an offset, `Z` or
@@ -115,10 +115,7 @@ export function IsDateTime(): PropertyDecorator {
  * documented as `{type: string, format: date-time}`. Not required: absent is allowed,
  * `null` is not.
  */
-export function DateTimeProperty(options: {
-  description: string;
-  required?: boolean;
-}): PropertyDecorator {
+export function DateTimeProperty(options: PropertyOptions<Date>): PropertyDecorator {
   return applyDecorators(
     ApiProperty({ type: 'string', format: 'date-time', ...options }),
     ...absentAllowed(options),

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { ValidateBy } from 'class-validator';
-import { absentAllowed } from './absent-allowed.js';
+import { absentAllowed, type PropertyOptions } from './absent-allowed.js';
 
 /**
  * A body property holding one of `values`, exactly (case and all): documented as
@@ -11,17 +11,22 @@ import { absentAllowed } from './absent-allowed.js';
  */
 export function EnumProperty<const Values extends readonly [string, ...string[]]>(
   values: Values,
-  options: { description: string; required?: boolean },
+  options: PropertyOptions<Values[number]>,
 ): PropertyDecorator {
   return applyDecorators(
     ApiProperty({ type: 'string', enum: [...values], ...options }),
     ...absentAllowed(options),
-    ValidateBy({
-      name: 'isOneOf',
-      validator: {
-        validate: (value: unknown) => (values as readonly unknown[]).includes(value),
-        defaultMessage: (args) => `${args?.property} must be one of: ${values.join(', ')}`,
-      },
-    }),
+    IsOneOf(values),
   );
+}
+
+/** Exactly one of `values`; the message names the property and the values. */
+export function IsOneOf(values: readonly string[]): PropertyDecorator {
+  return ValidateBy({
+    name: 'isOneOf',
+    validator: {
+      validate: (value: unknown) => (values as readonly unknown[]).includes(value),
+      defaultMessage: (args) => `${args?.property} must be one of: ${values.join(', ')}`,
+    },
+  });
 }

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIntegerBetween } from './is-integer-between.decorator.js';
-import { absentAllowed } from './absent-allowed.js';
+import { absentAllowed, type PropertyOptions } from './absent-allowed.js';
 
 /** What a PostgreSQL `integer` (int4) column holds. */
 export const INT32_RANGE = { min: -(2 ** 31), max: 2 ** 31 - 1 };
@@ -24,7 +24,7 @@ export interface IntegerLimits {
  */
 export function IntegerProperty(
   { min, max }: IntegerLimits,
-  options: { description: string; required?: boolean },
+  options: PropertyOptions<number>,
 ): PropertyDecorator {
   if (!Number.isInteger(min) || !Number.isInteger(max) || min > max) {
     throw new Error(`integer limits ${min}..${max}: two integers, the least first`);

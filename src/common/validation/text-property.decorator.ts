@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsText, TEXT_PATTERN, type TextLimits } from './is-text.decorator.js';
-import { absentAllowed } from './absent-allowed.js';
+import { absentAllowed, type PropertyOptions } from './absent-allowed.js';
 
 /**
  * A body property holding text (see IsText: well-formed Unicode without U+0000, from
@@ -11,7 +11,7 @@ import { absentAllowed } from './absent-allowed.js';
  */
 export function TextProperty(
   limits: TextLimits,
-  options: { description: string; required?: boolean },
+  options: PropertyOptions<string>,
 ): PropertyDecorator {
   return applyDecorators(
     ApiProperty({

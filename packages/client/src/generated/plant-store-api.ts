@@ -108,7 +108,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the webhook subscriptions */
+        /**
+         * List the webhook subscriptions
+         * @description Subscriptions, oldest first, a page at a time.
+         */
         get: operations["listWebhooks"];
         put?: never;
         /**
@@ -1073,20 +1076,36 @@ export interface operations {
     };
     listWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many items a page holds at most */
+                limit?: number;
+                /** @description Where the page starts: copy it from the `Link: <…>; rel="next"` header of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every subscription, oldest first, with its delivery status */
+            /** @description A page of subscriptions, with their delivery status */
             200: {
                 headers: {
+                    /** @description The next page (RFC 8288); absent on the last page */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description limit or cursor is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description No valid bearer token: missing, malformed, unknown, expired or revoked */
