@@ -1,14 +1,16 @@
 // `node bench/backup.mjs` (after `npm run build`): how long `npm run backup` and
-// `npm run restore` take, and how large the file is, for BENCH_BACKUP_PLANTS plants
-// (1,000,000), on the embedded PostgreSQL and on the local server (BENCH_ADMIN_URL,
-// postgres://postgres@127.0.0.1:5432/postgres); there also pg_dump -Fc and pg_restore,
-// when Debian's are installed, for comparison. Seeded with generate_series, one plant in
-// three tagged. A benchmark: nothing asserts a timing. Everything it creates is removed.
+// `npm run restore` take, how large the file is and each command's peak memory, for
+// BENCH_BACKUP_PLANTS plants (1,000,000), on the embedded PostgreSQL and on the local
+// server (BENCH_ADMIN_URL, postgres://postgres@127.0.0.1:5432/postgres); there also
+// pg_dump -Fc and pg_restore, when Debian's are installed, for comparison (the restore's
+// ratio to pg_restore's time). Seeded with generate_series, one plant in three tagged. The
+// load average is printed at the start and the end (the machine may be shared). A
+// benchmark: nothing asserts a timing. Everything it creates is removed.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir, userInfo } from 'node:os';
+import { loadavg, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -26,15 +28,18 @@ const LOGIN = {
   LOGNAME: username,
   HOME: homedir,
   SHELL: shell,
+  // One key for every command, both embedded servers included: a backup is signed with
+  // it, and restored where it verifies.
+  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
 };
 const quiet = { log: () => undefined };
 
 async function timed(label, work) {
   const started = performance.now();
-  await work();
+  const result = await work();
   const seconds = (performance.now() - started) / 1000;
   console.log(`${label}: ${seconds.toFixed(1)} s`);
-  return seconds;
+  return { seconds, result };
 }
 
 /** Runs the CLI under /usr/bin/time, when there is one; its peak memory, in MB. */
@@ -43,8 +48,16 @@ async function cli(args, env) {
   const [command, ...rest] = [...time, process.execPath, CLI, ...args];
   const { stderr } = await run(command, rest, { env: { ...LOGIN, ...env } });
   const peak = /peak RSS (\d+) kB/.exec(stderr);
-  if (peak) console.log(`    peak memory: ${(Number(peak[1]) / 1024).toFixed(0)} MB`);
+  if (!peak) return undefined;
+  const megabytes = Math.round(Number(peak[1]) / 1024);
+  console.log(`    peak memory: ${megabytes} MB`);
+  return megabytes;
 }
+
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
 
 async function query(url, sql) {
   const client = new pg.Client({ connectionString: url });
@@ -80,10 +93,17 @@ async function measure(name, source, target, file) {
   const restore = await timed('  npm run restore', () => cli(['restore', file], target.env));
   const [{ count }] = await query(target.url, 'SELECT count(*)::int AS count FROM plants');
   if (count !== PLANTS) throw new Error(`restored ${count} plants of ${PLANTS}`);
-  return { backup, restore, megabytes };
+  return {
+    backup: backup.seconds,
+    restore: restore.seconds,
+    megabytes,
+    peakMegabytes: { backup: backup.result, restore: restore.result },
+  };
 }
 
 const workDir = await mkdtemp(join(tmpdir(), 'plant-store-bench-backup-'));
+const loadAtStart = load();
+console.log(`${PLANTS} plants; load average ${loadAtStart}`);
 const databases = [];
 const servers = [];
 const results = {};
@@ -138,9 +158,14 @@ try {
         dump,
       ]),
     );
-    results.pgDump = { backup: pgDump, restore: pgRestore };
+    results.pgDump = { backup: pgDump.seconds, restore: pgRestore.seconds };
+    console.log(
+      `  npm run restore / pg_restore: ${(results.server.restore / pgRestore.seconds).toFixed(2)}x`,
+    );
   }
-  console.log(JSON.stringify({ plants: PLANTS, ...results }));
+  const loadAtEnd = load();
+  console.log(`load average ${loadAtEnd}`);
+  console.log(JSON.stringify({ plants: PLANTS, load: [loadAtStart, loadAtEnd], ...results }));
 } finally {
   for (const server of servers) await server.close();
   for (const name of databases)

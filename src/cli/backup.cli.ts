@@ -1,20 +1,61 @@
 import 'reflect-metadata';
+import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig, ConfigError } from '../config/app-config.js';
 import { BackupFileError } from '../database/backup/backup-file.js';
+import { BACKUP_SIGNING_PURPOSE, type BackupKeys } from '../database/backup/backup-signature.js';
 import { BackupRefusedError } from '../database/backup/backup-refused.error.js';
 import { backUp, type BackupSummary, restore } from '../database/backup/database-backup.js';
 import { dataSourceOptions } from '../database/data-source.js';
 import { DatabaseServer } from '../database/database-server.js';
+import { storedSecretKeyIds } from '../webhooks/secrets/stored-secret-key-ids.js';
+import {
+  SecretKeyError,
+  WebhookSecretKeyring,
+} from '../webhooks/secrets/webhook-secret-keyring.js';
 
 const USAGE = `Usage:
-  npm run backup -- FILE            back up the database (the service may be running)
-  npm run restore -- FILE [--force] restore FILE into an empty database (--force: replace its data)
+  npm run backup -- FILE     back up the database (the service may be running)
+  npm run restore -- FILE [--force] [--trust-unsigned]
+                             restore FILE into an empty database
+    --force                  replace the data of a database that holds some
+    --trust-unsigned         restore a backup that is unsigned or fails its HMAC check
 FILE - is standard output (backup) or input (restore), with npm run --silent.
-The database is DATABASE_URL's, or the embedded one in DATA_DIR.`;
+The database is DATABASE_URL's, or the embedded one in DATA_DIR. Backups are signed
+with a key derived from the first of WEBHOOK_SECRET_KEYS (on the embedded database, of
+DATA_DIR/webhook-secret.key), and verified with the key they name.`;
 
 class UsageError extends Error {}
+
+/** Each command's options; anything else is a usage error. */
+const OPTIONS = {
+  backup: {},
+  restore: { force: { type: 'boolean' }, 'trust-unsigned': { type: 'boolean' } },
+} as const;
+
+function parse(command: string | undefined, args: string[]) {
+  if (command !== 'backup' && command !== 'restore') throw new UsageError('unknown command');
+  const { values, positionals } = (() => {
+    try {
+      return parseArgs({ args, options: OPTIONS[command], allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  })();
+  if (positionals.length !== 1) throw new UsageError('expected one FILE');
+  const flags = values as { force?: boolean; 'trust-unsigned'?: boolean };
+  return {
+    command,
+    file: positionals[0],
+    force: flags.force ?? false,
+    trustUnsigned: flags['trust-unsigned'] ?? false,
+  };
+}
+
+/** The warning lines of `command`, on stderr. */
+const warner = (command: string) => (line: string) =>
+  process.stderr.write(`${command}: warning: ${line}\n`);
 
 /**
  * `npm run backup -- FILE` and `npm run restore -- FILE`: a logical backup of every table
@@ -22,27 +63,31 @@ class UsageError extends Error {}
  * PostgreSQL tools installed.
  */
 async function main([command, ...args]: string[]): Promise<void> {
-  const force = args.includes('--force');
-  const files = args.filter((arg) => arg !== '--force');
-  if ((command !== 'backup' && command !== 'restore') || files.length !== 1) {
-    throw new UsageError('expected one FILE');
-  }
-  if (command === 'backup' && force) throw new UsageError('--force is for restore');
-  const [file] = files;
+  const { file, force, trustUnsigned } = parse(command, args);
   // Standard output may be the backup itself: the embedded server's start lines stay off it.
   Logger.overrideLogger(['error', 'warn']);
   const config = AppConfig.fromEnvironment();
+  const keyring = WebhookSecretKeyring.load(config);
+  const keys: BackupKeys = {
+    signing: keyring.derive(BACKUP_SIGNING_PURPOSE),
+    idsInUse: storedSecretKeyIds,
+  };
   const server = await DatabaseServer.connect(config);
   const started = Date.now();
+  const warn = warner(command);
   try {
     if (command === 'backup') {
-      const summary = await backUp(config.databaseDirectUrl ?? server.url, file, config, (line) =>
-        process.stderr.write(`backup: warning: ${line}\n`),
-      );
+      const url = config.databaseDirectUrl ?? server.url;
+      const summary = await backUp(url, file, config, { keys, warn });
       report(`backed up ${contents(summary.header)} to ${written(summary)}`, started);
     } else {
       const service = dataSourceOptions(server.url, config, APP_SCHEMA);
-      const { header, migratedAfter } = await restore(file, service, config, { force });
+      const { header, migratedAfter } = await restore(file, service, config, {
+        force,
+        trustUnsigned,
+        keys,
+        warn,
+      });
       const later = migratedAfter > 0 ? `, then applied ${migratedAfter} newer migration(s)` : '';
       report(`restored ${contents(header)} from ${file}${later}`, started);
     }
@@ -73,7 +118,7 @@ try {
     process.stderr.write(`${command ?? 'backup'}: ${message}\n${USAGE}\n`);
     process.exitCode = 2;
   } else {
-    const known = [BackupRefusedError, BackupFileError, ConfigError].some(
+    const known = [BackupRefusedError, BackupFileError, ConfigError, SecretKeyError].some(
       (t) => error instanceof t,
     );
     process.stderr.write(`${command}: ${known ? '' : 'failed: '}${message}\n`);

@@ -104,6 +104,12 @@ const serverBackupDrill = (file: string) => {
   return { backup: lines[backup], restore: lines.slice(backup + 1) };
 };
 
+/** The stack's WEBHOOK_SECRET_KEYS: docker-compose.yml's default, which the test does not override. */
+const stackSecretKeys = () =>
+  /WEBHOOK_SECRET_KEYS: &webhook-secret-keys \$\{WEBHOOK_SECRET_KEYS:-([^}]+)\}/.exec(
+    readFileSync('docker-compose.yml', 'utf8'),
+  )![1];
+
 /** docs/operations/database.md's line that restores a backup into the stack from standard input. */
 const stackRestoreLine = (file: string) => {
   const docs = readFileSync('docs/operations/database.md', 'utf8');
@@ -836,7 +842,8 @@ printf '\\nTOKEN=%s\\n' "$TOKEN"`;
         `docker compose run --rm -T migrate npm run --silent backup -- - > ${fromStack}`,
       );
       expect(out.code, out.stderr).toBe(0);
-      const embedded = { DATA_DIR: join(workDir, 'data') };
+      // The stack's key: the backups are signed, and its secrets encrypted, with it.
+      const embedded = { DATA_DIR: join(workDir, 'data'), WEBHOOK_SECRET_KEYS: stackSecretKeys() };
       const intoEmbedded = await runBackupCli('restore', [fromStack], embedded);
       expect(intoEmbedded.code, intoEmbedded.stderr).toBe(0);
       const backup = await runBackupCli('backup', [fromEmbedded], embedded);

@@ -22,6 +22,7 @@ import {
   headerLine,
 } from './backup-file.js';
 import { BackupRefusedError } from './backup-refused.error.js';
+import { BACKUP_SIGNATURE_ALGORITHM, type BackupKeys, BackupMac } from './backup-signature.js';
 
 /**
  * Session settings under which COPY's text is the same whatever the server's defaults:
@@ -51,13 +52,13 @@ export async function backUp(
   url: string,
   file: string,
   settings: BackupSettings,
-  warn: (line: string) => void,
+  { keys, warn }: { keys: BackupKeys; warn: (line: string) => void },
 ): Promise<BackupSummary> {
   const destination = await BackupDestination.open(file, warn);
   try {
     const client = await connect(url, settings, 'plant-store backup');
     try {
-      const header = await writeSnapshot(client, destination);
+      const header = await writeSnapshot(client, destination, keys);
       return { file, bytes: await destination.commit(), header };
     } finally {
       await client.end().catch(() => undefined);
@@ -68,10 +69,14 @@ export async function backUp(
   }
 }
 
-/** The header, then every table's rows, of one snapshot, into `destination`. */
+/**
+ * The header, then every table's rows, of one snapshot, then their HMAC under the first
+ * signing key, into `destination`.
+ */
 async function writeSnapshot(
   client: pg.Client,
   destination: BackupDestination,
+  keys: BackupKeys,
 ): Promise<BackupHeader> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   const migration = await lastMigration(client);
@@ -97,24 +102,32 @@ async function writeSnapshot(
     migration,
     tables: counted,
     sequences: await readSequences(client, tables),
+    signature: { algorithm: BACKUP_SIGNATURE_ALGORITHM, keyId: keys.signing[0].id },
+    secretKeyIds: await keys.idsInUse(rowsOf(client)),
   };
+  const mac = new BackupMac(keys.signing[0]);
   const gzip = createGzip();
   const written = destination.receive(gzip);
   written.catch(() => undefined);
+  /** Into the file, and into its HMAC. */
+  const put = (bytes: Buffer | string) => {
+    mac.update(bytes);
+    return gzip.write(bytes);
+  };
   try {
-    gzip.write(headerLine(header));
+    put(headerLine(header));
     for (const table of counted) {
       const copy = client.query(copyTo(`COPY ${tableColumns(table)} TO STDOUT`));
       // Written by hand, not piped: a pipeline into the same gzip per table would leave
       // a listener on it per table.
       for await (const chunk of copy) {
-        if (!gzip.write(chunk)) await once(gzip, 'drain');
+        if (!put(chunk)) await once(gzip, 'drain');
       }
       if (copy.rowCount !== table.rows) {
         throw new Error(`${table.name}: copied ${copy.rowCount} rows of ${table.rows}`);
       }
     }
-    gzip.end();
+    gzip.end(mac.trailerLine());
   } catch (error) {
     gzip.destroy();
     throw error;
@@ -127,6 +140,11 @@ async function writeSnapshot(
 export interface RestoreOptions {
   /** Replaces the rows of a database that holds some, instead of refusing. */
   force: boolean;
+  /** Restores a backup that is unsigned or fails its HMAC, with a warning, instead of refusing. */
+  trustUnsigned: boolean;
+  keys: BackupKeys;
+  /** Told what the operator should know (a backup restored unverified). */
+  warn: (line: string) => void;
 }
 
 export interface RestoreSummary {
@@ -140,12 +158,20 @@ export interface RestoreSummary {
  * every table's rows (ids as they were) and sequences in one transaction, then the
  * migrations this release has beyond it. Refuses a database that holds data unless
  * `force`, and one whose schema is already past the backup's.
+ *
+ * Authenticity: the header names the key the backup is signed with and the keys its
+ * secrets are encrypted with; each must be configured, which is checked before anything
+ * is loaded. The HMAC is the file's last line, so it is computed as the rows stream into
+ * the restore's transaction (standard input cannot be read twice) and checked once they
+ * are all in, before anything outside the transaction is touched (the sequences) and
+ * before it commits: a file that fails is rolled back whole, nothing of it ever visible
+ * to another session.
  */
 export async function restore(
   file: string,
   service: DataSourceOptions,
   settings: BackupSettings & MigrationSettings,
-  { force }: RestoreOptions,
+  options: RestoreOptions,
 ): Promise<RestoreSummary> {
   const reader = BackupReader.open(file);
   try {
@@ -157,6 +183,8 @@ export async function restore(
         `the backup's schema is at migration ${header.migration}, which this release does not have: restore it with the release that made it, or a later one`,
       );
     }
+    assertKeysConfigured(file, header.secretKeyIds ?? [], options.keys);
+    const mac = authenticator(reader, header, options);
     const url = settings.databaseDirectUrl ?? (service as { url: string }).url;
     const client = await connect(url, settings, 'plant-store restore');
     try {
@@ -171,7 +199,7 @@ export async function restore(
         { ...service, migrations: migrations.slice(0, backupAt + 1).map(({ type }) => type) },
         settings,
       );
-      await load(client, reader, header, force);
+      await load(client, reader, header, mac, options);
     } finally {
       await client.end().catch(() => undefined);
     }
@@ -182,12 +210,72 @@ export async function restore(
   }
 }
 
-/** The rows and sequences, in one transaction: a failed restore leaves the database as it was. */
+/** Refuses, naming it, a key that stored secrets are encrypted with and that is not configured. */
+function assertKeysConfigured(file: string, idsInUse: string[], keys: BackupKeys): void {
+  const missing = idsInUse.find((id) => !keys.signing.some((key) => key.id === id));
+  if (missing !== undefined) {
+    throw new BackupRefusedError(
+      `${file} holds webhook secrets encrypted with key "${missing}", which WEBHOOK_SECRET_KEYS lacks: restore with that key configured (the one the backup's database was served with), or its secrets cannot be read`,
+    );
+  }
+}
+
+/**
+ * The HMAC the reader feeds, under the key the header names; undefined when the backup
+ * cannot be verified and --trust-unsigned says to restore it anyway.
+ */
+function authenticator(
+  reader: BackupReader,
+  header: BackupHeader,
+  { keys, trustUnsigned, warn }: RestoreOptions,
+): BackupMac | undefined {
+  const { signature } = header;
+  const key = keys.signing.find(({ id }) => id === signature?.keyId);
+  if (key && signature?.algorithm === BACKUP_SIGNATURE_ALGORITHM) {
+    const mac = new BackupMac(key);
+    reader.authenticate(mac);
+    return mac;
+  }
+  const why = signature
+    ? `is signed with key "${signature.keyId}", which WEBHOOK_SECRET_KEYS lacks`
+    : 'is not signed (a backup of a release before signing)';
+  if (!trustUnsigned) {
+    throw new BackupRefusedError(
+      `${reader.file} ${why}: nothing shows it unaltered; restore it with the keys of the database it was made from, or pass --trust-unsigned to restore it unverified`,
+    );
+  }
+  warn(`${reader.file} ${why}: restoring it unverified, as --trust-unsigned says`);
+  return undefined;
+}
+
+/** Refuses, unless trusted anyway, a backup whose last line is not the HMAC of what came before. */
+function assertAuthentic(
+  reader: BackupReader,
+  header: BackupHeader,
+  mac: BackupMac | undefined,
+  trailer: string | undefined,
+  { trustUnsigned, warn }: RestoreOptions,
+): void {
+  if (!mac || mac.matches(trailer ?? '')) return;
+  const why = `${reader.file} fails its HMAC check under key "${header.signature!.keyId}": it was changed after the backup was made, or made under another key of that id`;
+  if (!trustUnsigned) {
+    throw new BackupRefusedError(
+      `${why}; nothing was restored (--trust-unsigned restores it unverified)`,
+    );
+  }
+  warn(`${why}; restoring it unverified, as --trust-unsigned says`);
+}
+
+/**
+ * The rows and sequences, in one transaction: a failed restore leaves the database as it
+ * was, and so does a backup that fails its HMAC, checked before the sequences are set.
+ */
 async function load(
   client: pg.Client,
   reader: BackupReader,
   header: BackupHeader,
-  force: boolean,
+  mac: BackupMac | undefined,
+  options: RestoreOptions,
 ): Promise<void> {
   await client.query('BEGIN');
   try {
@@ -200,7 +288,9 @@ async function load(
     // Writers wait until the restore is done; readers are served what was there, unless
     // the data is to be replaced: then the lock its TRUNCATE and ALTER TABLE need is taken
     // at once, since upgrading to it behind a reader could deadlock.
-    await client.query(`LOCK TABLE ${names} IN ${force ? 'ACCESS EXCLUSIVE' : 'EXCLUSIVE'} MODE`);
+    await client.query(
+      `LOCK TABLE ${names} IN ${options.force ? 'ACCESS EXCLUSIVE' : 'EXCLUSIVE'} MODE`,
+    );
     const holding = [];
     for (const { name } of tables) {
       const { rows } = await client.query<{ any: boolean }>(
@@ -208,7 +298,7 @@ async function load(
       );
       if (rows[0].any) holding.push(name);
     }
-    if (holding.length > 0 && !force) {
+    if (holding.length > 0 && !options.force) {
       throw new BackupRefusedError(
         `the database already holds data (in ${holding.join(', ')}): restore into an empty database, or pass --force to replace its data with the backup's`,
       );
@@ -246,7 +336,9 @@ async function load(
         throw new Error(`${table.name}: stored ${copy.rowCount} rows of ${table.rows}`);
       }
     }
-    await reader.end();
+    assertAuthentic(reader, header, mac, await reader.end(header), options);
+    // What was loaded, whatever the header said (a backup restored unverified).
+    assertKeysConfigured(reader.file, await options.keys.idsInUse(rowsOf(client)), options.keys);
     await writeSequences(client, tables, header.sequences);
     await client.query('COMMIT');
   } catch (error) {
@@ -255,17 +347,26 @@ async function load(
   }
 }
 
+/** Refuses, in one short line naming the first difference, tables other than the backup's. */
 function assertSameTables(tables: BackupTable[], header: BackupHeader): void {
-  const shape = (list: BackupTable[]) =>
-    list
-      .map(({ name, columns }) => `${name}(${columns.join(', ')})`)
-      .sort()
-      .join(' ');
-  if (shape(tables) !== shape(header.tables)) {
-    throw new Error(
-      `at migration ${header.migration} the database's tables are ${shape(tables)}, the backup's ${shape(header.tables)}`,
+  const columns = (table: BackupTable | undefined) => table?.columns.join(', ');
+  for (const name of new Set([...header.tables, ...tables].map((table) => table.name))) {
+    const [ours, theirs] = [tables, header.tables].map((list) => list.find((t) => t.name === name));
+    if (columns(ours) === columns(theirs)) continue;
+    const what = !ours
+      ? `table ${name}, which the database lacks`
+      : !theirs
+        ? `no table ${name}, which the database has`
+        : `${name} (${columns(theirs)}), where the database has (${columns(ours)})`;
+    throw new BackupRefusedError(
+      `the backup does not fit the database's schema at migration ${header.migration}: it has ${what}`,
     );
   }
+}
+
+/** Runs a statement on `client`, answering its rows. */
+function rowsOf(client: pg.Client): (sql: string) => Promise<unknown[]> {
+  return async (sql) => (await client.query(sql)).rows;
 }
 
 function tableColumns({ name, columns }: BackupTable): string {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import {
   existsSync,
   linkSync,
@@ -74,6 +74,18 @@ export class WebhookSecretKeyring {
   /** The id of the key that encrypts. */
   get currentKeyId(): string {
     return this.keys[0].id;
+  }
+
+  /**
+   * A key of each for another purpose, named by `purpose` (HKDF-SHA256, RFC 5869), under
+   * the same ids and in the same order: what one of them gives away says nothing of the
+   * keys that encrypt secrets, nor of another purpose's.
+   */
+  derive(purpose: string): SecretKey[] {
+    return this.keys.map(({ id, key }) => ({
+      id,
+      key: Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), purpose, SECRET_KEY_BYTES)),
+    }));
   }
 
   encrypt(secret: string, place: SecretPlace): string {
