@@ -2,11 +2,13 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { APP_SCHEMA } from '../app.schema.js';
+import { ProgressReporter } from '../common/progress/progress-reporter.js';
 import { AppConfig, ConfigError } from '../config/app-config.js';
 import { BackupFileError } from '../database/backup/backup-file.js';
 import { BACKUP_SIGNING_PURPOSE, type BackupKeys } from '../database/backup/backup-signature.js';
 import { BackupRefusedError } from '../database/backup/backup-refused.error.js';
-import { backUp, type BackupSummary, restore } from '../database/backup/database-backup.js';
+import { backUp, type BackupSummary } from '../database/backup/database-backup.js';
+import { restore } from '../database/backup/database-restore.js';
 import { dataSourceOptions } from '../database/data-source.js';
 import { DatabaseServer } from '../database/database-server.js';
 import { storedSecretKeyIds } from '../webhooks/secrets/stored-secret-key-ids.js';
@@ -75,10 +77,12 @@ async function main([command, ...args]: string[]): Promise<void> {
   const server = await DatabaseServer.connect(config);
   const started = Date.now();
   const warn = warner(command);
+  // On a terminal, stderr's last line shows how far it is; in a job's log, a line now and then.
+  const progress = new ProgressReporter(command);
   try {
     if (command === 'backup') {
       const url = config.databaseDirectUrl ?? server.url;
-      const summary = await backUp(url, file, config, { keys, warn });
+      const summary = await backUp(url, file, config, { keys, warn, progress });
       report(`backed up ${contents(summary.header)} to ${written(summary)}`, started);
     } else {
       const service = dataSourceOptions(server.url, config, APP_SCHEMA);
@@ -87,6 +91,7 @@ async function main([command, ...args]: string[]): Promise<void> {
         trustUnsigned,
         keys,
         warn,
+        progress,
       });
       const later = migratedAfter > 0 ? `, then applied ${migratedAfter} newer migration(s)` : '';
       report(`restored ${contents(header)} from ${file}${later}`, started);

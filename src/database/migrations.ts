@@ -38,8 +38,9 @@ export function migrationSessionSettings({ migrationLockTimeoutMs }: MigrationSe
 /**
  * The data source migrations run on: the service's, with a pool of their own whose
  * sessions carry migrationSessionSettings (hence a direct connection behind a transaction
- * pooler, which keeps no session settings) and no client-side query time-out. Two
- * connections: the migrations' and, without a direct URL, the lock's session.
+ * pooler, which keeps no session settings) and no client-side query time-out. Three
+ * connections: the migrations', the lock's session without a direct URL, and the one an
+ * index build's progress is read on (concurrent-index.ts).
  */
 export function migrationDataSourceOptions(
   service: DataSourceOptions,
@@ -53,7 +54,7 @@ export function migrationDataSourceOptions(
     ...service,
     url: settings.databaseDirectUrl ?? service.url,
     extra: {
-      max: 2,
+      max: 3,
       application_name: 'plant-store migrations',
       connectionTimeoutMillis: (service.extra as { connectionTimeoutMillis?: number })
         ?.connectionTimeoutMillis,

@@ -6,11 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   runBackupCli,
+  runBackupCliInTerminal,
   runMigrationCli,
   runTokenCli,
   send,
   type ServiceProcess,
   startService,
+  TERMINAL,
 } from '../support/built-service.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { TEST_WEBHOOK_SECRET_KEYS } from '../support/webhook-secret-keys.js';
@@ -219,7 +221,7 @@ describe('npm run backup / npm run restore', () => {
     expect((await get(url, `/webhooks/${subscriptionId}`)).status).toBe(200);
   }, 120_000);
 
-  it('restores every row byte for byte: 100,000 plants whose names hold tabs, newlines, backslashes and text beyond ASCII, and the identity sequences', async () => {
+  it('restores every row byte for byte: 100,000 plants whose names hold tabs, newlines, backslashes and text beyond ASCII, the identity sequences, and every index and constraint as it was', async () => {
     const [from, into] = [await createTestDatabase(), await createTestDatabase()];
     databases.push(from, into);
     expect((await runMigrationCli(['run'], { DATABASE_URL: from.url })).code).toBe(0);
@@ -243,6 +245,25 @@ describe('npm run backup / npm run restore', () => {
                (SELECT md5(string_agg(d::text, '|' ORDER BY id)) FROM webhook_deliveries AS d) AS deliveries,
                (SELECT count(*) FROM plants) AS count`);
     expect(await fingerprint(into)).toEqual(await fingerprint(from));
+    // The indexes and constraints the load went without are back, each as it was, valid.
+    const schema = (database: TestDatabase) =>
+      database.query(`
+        SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS definition
+        FROM pg_constraint WHERE connamespace = current_schema()::regnamespace
+        UNION ALL
+        SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
+        UNION ALL
+        SELECT indrelid::regclass::text, 'invalid', indexrelid::regclass::text
+        FROM pg_index WHERE NOT indisvalid
+        ORDER BY 1, 2, 3`);
+    const restoredSchema = await schema(into);
+    expect(restoredSchema).toEqual(await schema(from));
+    expect(restoredSchema).toContainEqual({
+      table: 'webhook_deliveries',
+      name: 'webhook_deliveries_subscription_id_fkey',
+      definition:
+        'FOREIGN KEY (subscription_id) REFERENCES webhook_subscriptions(id) ON DELETE CASCADE',
+    });
     // The next delivery gets the id after the restored ones, as it would have on the source.
     const nextId = `INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
       SELECT id, '{}', now() FROM webhook_subscriptions RETURNING id`;
@@ -266,4 +287,40 @@ describe('npm run backup / npm run restore', () => {
     );
     expect(await into.query('SELECT count(*)::int AS count FROM plants')).toEqual([{ count: 0 }]);
   }, 120_000);
+
+  it.skipIf(!TERMINAL)(
+    'shows its progress on a terminal, on one line redrawn in place, and only its last line off one',
+    async () => {
+      const [from, into] = [await createTestDatabase(), await createTestDatabase()];
+      databases.push(from, into);
+      expect((await runMigrationCli(['run'], { DATABASE_URL: from.url })).code).toBe(0);
+      await from.query(
+        `INSERT INTO plants (id, name) SELECT g, 'plant ' || g FROM generate_series(1, 200000) AS g`,
+      );
+      const file = join(workDir, 'progress.backup.gz');
+      const backup = await runBackupCliInTerminal('backup', [file], { DATABASE_URL: from.url });
+      expect(backup.code, backup.output).toBe(0);
+      expect(backup.output).toMatch(
+        /\r\x1b\[Kbackup: table \d of \d, plants: [\d,]+ of 200,0\d\d rows/,
+      );
+      // Erased before the last line, which stands alone.
+      expect(backup.output).toMatch(/\r\x1b\[Kbacked up [^\r\x1b]+\r?\n$/);
+
+      const restored = await runBackupCliInTerminal('restore', [file], { DATABASE_URL: into.url });
+      expect(restored.code, restored.output).toBe(0);
+      expect(restored.output).toMatch(
+        /\r\x1b\[Krestore: table \d of \d, plants: [\d,]+ of 200,0\d\d rows/,
+      );
+      expect(restored.output).toMatch(
+        /\r\x1b\[Krestore: building plants_pkey: \d+ of \d+ indexes and constraints/,
+      );
+      expect(restored.output).toMatch(/\r\x1b\[Krestored [^\r\x1b]+\r?\n$/);
+
+      // Off a terminal, as in a job's log: the last line alone.
+      const quiet = await runBackupCli('backup', [file], { DATABASE_URL: from.url });
+      expect(quiet.code, quiet.stderr).toBe(0);
+      expect(quiet.stderr).toMatch(/^backed up [^\n]+\n$/);
+    },
+    120_000,
+  );
 });

@@ -356,6 +356,28 @@ export function runBackupCli(
   return runCli(ROOT, scriptEntry(ROOT, command), [command, ...args], env);
 }
 
+/**
+ * `npm run backup` or `restore` on a pseudo-terminal (TERMINAL), as an operator runs it in
+ * one: `output` is what the terminal shows (stdout and stderr).
+ */
+export function runBackupCliInTerminal(
+  command: 'backup' | 'restore',
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; output: string }> {
+  const line = [process.execPath, join(ROOT, scriptEntry(ROOT, command)), command, ...args]
+    .map((word) => `'${word}'`)
+    .join(' ');
+  return new Promise((resolve) => {
+    execFile(
+      TERMINAL!,
+      ['-qec', line, '/dev/null'],
+      { cwd: ROOT, env: { ...loginEnvironment(), ...withTestSecretKeys(env) } },
+      (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout }),
+    );
+  });
+}
+
 /** `npm run --silent webhook-secrets -- …`, as an operator runs it. */
 export function runWebhookSecretsCli(
   args: string[],

@@ -12,8 +12,7 @@ export const BACKUP_FILE_MODE = 0o600;
  * A new file, never an existing one, nor whatever a symbolic link at its name leads to:
  * the open fails if anything at all is there.
  */
-const CREATE_NEW =
-  constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
  * Where a backup is written: `FILE.partial`, created new with mode 0600, then synced and

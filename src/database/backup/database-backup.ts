@@ -1,38 +1,21 @@
 import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import pg from 'pg';
-import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
-import type { DataSourceOptions } from 'typeorm';
-import type { AppConfig } from '../../config/app-config.js';
-import { type MigrationSettings, runPendingMigrations } from '../migrations.js';
-import {
-  type BackupTable,
-  lastMigration,
-  listTables,
-  readSequences,
-  writeSequences,
-} from './backup-catalog.js';
+import { to as copyTo } from 'pg-copy-streams';
+import type { ProgressReporter } from '../../common/progress/progress-reporter.js';
+import { lastMigration, listTables, readSequences } from './backup-catalog.js';
 import { BackupDestination } from './backup-destination.js';
 import {
   BACKUP_FORMAT,
   BACKUP_FORMAT_VERSION,
   type BackupHeader,
-  BackupReader,
   headerLine,
 } from './backup-file.js';
 import { BackupRefusedError } from './backup-refused.error.js';
+import { type BackupSettings, connect, rowsOf, tableColumns } from './backup-session.js';
 import { BACKUP_SIGNATURE_ALGORITHM, type BackupKeys, BackupMac } from './backup-signature.js';
 
-/**
- * Session settings under which COPY's text is the same whatever the server's defaults:
- * timestamps in ISO form and UTC, floats exact.
- */
-const COPY_SESSION_OPTIONS =
-  '-c DateStyle=ISO,YMD -c IntervalStyle=postgres -c TimeZone=UTC -c extra_float_digits=3';
-
-export type BackupSettings = Pick<AppConfig, 'databaseConnectTimeoutMs' | 'migrationLockTimeoutMs'>;
-
+const NEWLINE = 0x0a;
 
 export interface BackupSummary {
   file: string;
@@ -52,15 +35,20 @@ export async function backUp(
   url: string,
   file: string,
   settings: BackupSettings,
-  { keys, warn }: { keys: BackupKeys; warn: (line: string) => void },
+  {
+    keys,
+    warn,
+    progress,
+  }: { keys: BackupKeys; warn: (line: string) => void; progress?: ProgressReporter },
 ): Promise<BackupSummary> {
   const destination = await BackupDestination.open(file, warn);
   try {
     const client = await connect(url, settings, 'plant-store backup');
     try {
-      const header = await writeSnapshot(client, destination, keys);
+      const header = await writeSnapshot(client, destination, keys, progress);
       return { file, bytes: await destination.commit(), header };
     } finally {
+      progress?.finish();
       await client.end().catch(() => undefined);
     }
   } catch (error) {
@@ -77,6 +65,7 @@ async function writeSnapshot(
   client: pg.Client,
   destination: BackupDestination,
   keys: BackupKeys,
+  progress: ProgressReporter | undefined,
 ): Promise<BackupHeader> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   const migration = await lastMigration(client);
@@ -116,11 +105,19 @@ async function writeSnapshot(
   };
   try {
     put(headerLine(header));
-    for (const table of counted) {
+    const total = counted.reduce((sum, { rows }) => sum + rows, 0);
+    let done = 0;
+    for (const [index, table] of counted.entries()) {
+      const step = `table ${index + 1} of ${counted.length}, ${table.name}`;
+      progress?.update({ step, done, total, unit: 'rows' });
       const copy = client.query(copyTo(`COPY ${tableColumns(table)} TO STDOUT`));
       // Written by hand, not piped: a pipeline into the same gzip per table would leave
       // a listener on it per table.
       for await (const chunk of copy) {
+        if (progress) {
+          done += rowsIn(chunk as Buffer);
+          progress.update({ step, done, total, unit: 'rows' });
+        }
         if (!put(chunk)) await once(gzip, 'drain');
       }
       if (copy.rowCount !== table.rows) {
@@ -137,269 +134,9 @@ async function writeSnapshot(
   return header;
 }
 
-export interface RestoreOptions {
-  /** Replaces the rows of a database that holds some, instead of refusing. */
-  force: boolean;
-  /** Restores a backup that is unsigned or fails its HMAC, with a warning, instead of refusing. */
-  trustUnsigned: boolean;
-  keys: BackupKeys;
-  /** Told what the operator should know (a backup restored unverified). */
-  warn: (line: string) => void;
-}
-
-export interface RestoreSummary {
-  header: BackupHeader;
-  /** Migrations newer than the backup's, applied after its rows were loaded. */
-  migratedAfter: number;
-}
-
-/**
- * Loads a backup into the database of `service`: its migrations up to the backup's, then
- * every table's rows (ids as they were) and sequences in one transaction, then the
- * migrations this release has beyond it. Refuses a database that holds data unless
- * `force`, and one whose schema is already past the backup's.
- *
- * Authenticity: the header names the key the backup is signed with and the keys its
- * secrets are encrypted with; each must be configured, which is checked before anything
- * is loaded. The HMAC is the file's last line, so it is computed as the rows stream into
- * the restore's transaction (standard input cannot be read twice) and checked once they
- * are all in, before anything outside the transaction is touched (the sequences) and
- * before it commits: a file that fails is rolled back whole, nothing of it ever visible
- * to another session.
- */
-export async function restore(
-  file: string,
-  service: DataSourceOptions,
-  settings: BackupSettings & MigrationSettings,
-  options: RestoreOptions,
-): Promise<RestoreSummary> {
-  const reader = BackupReader.open(file);
-  try {
-    const header = await reader.header();
-    const migrations = byTimestamp(service.migrations as Array<new () => { name?: string }>);
-    const backupAt = migrations.findIndex(({ name }) => name === header.migration);
-    if (backupAt < 0) {
-      throw new BackupRefusedError(
-        `the backup's schema is at migration ${header.migration}, which this release does not have: restore it with the release that made it, or a later one`,
-      );
-    }
-    assertKeysConfigured(file, header.secretKeyIds ?? [], options.keys);
-    const mac = authenticator(reader, header, options);
-    const url = settings.databaseDirectUrl ?? (service as { url: string }).url;
-    const client = await connect(url, settings, 'plant-store restore');
-    try {
-      const current = await lastMigration(client);
-      const currentAt = migrations.findIndex(({ name }) => name === current);
-      if (current !== undefined && (currentAt < 0 || currentAt > backupAt)) {
-        throw new BackupRefusedError(
-          `the database's schema is at migration ${current}, past the backup's (${header.migration}): restore into a new, empty database`,
-        );
-      }
-      await runPendingMigrations(
-        { ...service, migrations: migrations.slice(0, backupAt + 1).map(({ type }) => type) },
-        settings,
-      );
-      await load(client, reader, header, mac, options);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-    const migratedAfter = await runPendingMigrations(service, settings);
-    return { header, migratedAfter: migratedAfter.length };
-  } finally {
-    reader.close();
-  }
-}
-
-/** Refuses, naming it, a key that stored secrets are encrypted with and that is not configured. */
-function assertKeysConfigured(file: string, idsInUse: string[], keys: BackupKeys): void {
-  const missing = idsInUse.find((id) => !keys.signing.some((key) => key.id === id));
-  if (missing !== undefined) {
-    throw new BackupRefusedError(
-      `${file} holds webhook secrets encrypted with key "${missing}", which WEBHOOK_SECRET_KEYS lacks: restore with that key configured (the one the backup's database was served with), or its secrets cannot be read`,
-    );
-  }
-}
-
-/**
- * The HMAC the reader feeds, under the key the header names; undefined when the backup
- * cannot be verified and --trust-unsigned says to restore it anyway.
- */
-function authenticator(
-  reader: BackupReader,
-  header: BackupHeader,
-  { keys, trustUnsigned, warn }: RestoreOptions,
-): BackupMac | undefined {
-  const { signature } = header;
-  const key = keys.signing.find(({ id }) => id === signature?.keyId);
-  if (key && signature?.algorithm === BACKUP_SIGNATURE_ALGORITHM) {
-    const mac = new BackupMac(key);
-    reader.authenticate(mac);
-    return mac;
-  }
-  const why = signature
-    ? `is signed with key "${signature.keyId}", which WEBHOOK_SECRET_KEYS lacks`
-    : 'is not signed (a backup of a release before signing)';
-  if (!trustUnsigned) {
-    throw new BackupRefusedError(
-      `${reader.file} ${why}: nothing shows it unaltered; restore it with the keys of the database it was made from, or pass --trust-unsigned to restore it unverified`,
-    );
-  }
-  warn(`${reader.file} ${why}: restoring it unverified, as --trust-unsigned says`);
-  return undefined;
-}
-
-/** Refuses, unless trusted anyway, a backup whose last line is not the HMAC of what came before. */
-function assertAuthentic(
-  reader: BackupReader,
-  header: BackupHeader,
-  mac: BackupMac | undefined,
-  trailer: string | undefined,
-  { trustUnsigned, warn }: RestoreOptions,
-): void {
-  if (!mac || mac.matches(trailer ?? '')) return;
-  const why = `${reader.file} fails its HMAC check under key "${header.signature!.keyId}": it was changed after the backup was made, or made under another key of that id`;
-  if (!trustUnsigned) {
-    throw new BackupRefusedError(
-      `${why}; nothing was restored (--trust-unsigned restores it unverified)`,
-    );
-  }
-  warn(`${why}; restoring it unverified, as --trust-unsigned says`);
-}
-
-/**
- * The rows and sequences, in one transaction: a failed restore leaves the database as it
- * was, and so does a backup that fails its HMAC, checked before the sequences are set.
- */
-async function load(
-  client: pg.Client,
-  reader: BackupReader,
-  header: BackupHeader,
-  mac: BackupMac | undefined,
-  options: RestoreOptions,
-): Promise<void> {
-  await client.query('BEGIN');
-  try {
-    // Rows are loaded as they were: the audit trail's chain trigger keeps a row that comes
-    // with its hash, in the owner's restore (migrations/1795888679849-ChainAuditEvents.ts).
-    await client.query(`SELECT set_config('plant_store.audit_maintenance', 'restore', true)`);
-    const tables = await listTables(client);
-    assertSameTables(tables, header);
-    const names = tables.map(({ name }) => pg.escapeIdentifier(name)).join(', ');
-    // Writers wait until the restore is done; readers are served what was there, unless
-    // the data is to be replaced: then the lock its TRUNCATE and ALTER TABLE need is taken
-    // at once, since upgrading to it behind a reader could deadlock.
-    await client.query(
-      `LOCK TABLE ${names} IN ${options.force ? 'ACCESS EXCLUSIVE' : 'EXCLUSIVE'} MODE`,
-    );
-    const holding = [];
-    for (const { name } of tables) {
-      const { rows } = await client.query<{ any: boolean }>(
-        `SELECT EXISTS (SELECT FROM ${pg.escapeIdentifier(name)}) AS any`,
-      );
-      if (rows[0].any) holding.push(name);
-    }
-    if (holding.length > 0 && !options.force) {
-      throw new BackupRefusedError(
-        `the database already holds data (in ${holding.join(', ')}): restore into an empty database, or pass --force to replace its data with the backup's`,
-      );
-    }
-    if (holding.length > 0) {
-      // As pg_restore --disable-triggers: the tables' own triggers guard the service's
-      // writes (audit_events refuses TRUNCATE), not a restore replacing every row at once.
-      // Disabled in this transaction only: a failed restore leaves them as they were.
-      for (const { name } of tables) {
-        await client.query(`ALTER TABLE ${pg.escapeIdentifier(name)} DISABLE TRIGGER USER`);
-      }
-      await client.query(`TRUNCATE ${names}`);
-      for (const { name } of tables) {
-        await client.query(`ALTER TABLE ${pg.escapeIdentifier(name)} ENABLE TRIGGER USER`);
-      }
-    }
-    for (const table of header.tables) {
-      const copy = client.query(copyFrom(`COPY ${tableColumns(table)} FROM STDIN`));
-      // Its failures are awaited below (drain, finished); a late one, the server's answer
-      // to the CopyFail sent when it is destroyed, must not crash the process.
-      copy.on('error', () => undefined);
-      try {
-        await reader.rows(table.rows, async (chunk) => {
-          if (!copy.write(chunk)) await once(copy, 'drain');
-        });
-        copy.end();
-        await finished(copy);
-      } catch (error) {
-        // Destroying it ends the COPY with CopyFail, so the session can roll back; its
-        // rows go with the transaction.
-        copy.destroy();
-        throw error;
-      }
-      if (copy.rowCount !== table.rows) {
-        throw new Error(`${table.name}: stored ${copy.rowCount} rows of ${table.rows}`);
-      }
-    }
-    assertAuthentic(reader, header, mac, await reader.end(header), options);
-    // What was loaded, whatever the header said (a backup restored unverified).
-    assertKeysConfigured(reader.file, await options.keys.idsInUse(rowsOf(client)), options.keys);
-    await writeSequences(client, tables, header.sequences);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
-}
-
-/** Refuses, in one short line naming the first difference, tables other than the backup's. */
-function assertSameTables(tables: BackupTable[], header: BackupHeader): void {
-  const columns = (table: BackupTable | undefined) => table?.columns.join(', ');
-  for (const name of new Set([...header.tables, ...tables].map((table) => table.name))) {
-    const [ours, theirs] = [tables, header.tables].map((list) => list.find((t) => t.name === name));
-    if (columns(ours) === columns(theirs)) continue;
-    const what = !ours
-      ? `table ${name}, which the database lacks`
-      : !theirs
-        ? `no table ${name}, which the database has`
-        : `${name} (${columns(theirs)}), where the database has (${columns(ours)})`;
-    throw new BackupRefusedError(
-      `the backup does not fit the database's schema at migration ${header.migration}: it has ${what}`,
-    );
-  }
-}
-
-/** Runs a statement on `client`, answering its rows. */
-function rowsOf(client: pg.Client): (sql: string) => Promise<unknown[]> {
-  return async (sql) => (await client.query(sql)).rows;
-}
-
-function tableColumns({ name, columns }: BackupTable): string {
-  return `${pg.escapeIdentifier(name)} (${columns.map((c) => pg.escapeIdentifier(c)).join(', ')})`;
-}
-
-/** The migrations in the order TypeORM runs them: by the timestamp ending each name. */
-function byTimestamp(
-  types: Array<new () => { name?: string }>,
-): Array<{ type: new () => unknown; name: string }> {
-  return types
-    .map((type) => ({ type, name: new type().name ?? type.name }))
-    .sort((a, b) => timestamp(a.name) - timestamp(b.name));
-}
-
-function timestamp(name: string): number {
-  return Number(/(\d{13})$/.exec(name)?.[1] ?? 0);
-}
-
-async function connect(
-  url: string,
-  settings: BackupSettings,
-  applicationName: string,
-): Promise<pg.Client> {
-  const client = new pg.Client({
-    connectionString: url,
-    connectionTimeoutMillis: settings.databaseConnectTimeoutMs,
-    application_name: applicationName,
-    // A schema change waiting for the backup's tables would queue the service behind it.
-    options: `${COPY_SESSION_OPTIONS} -c lock_timeout=${settings.migrationLockTimeoutMs}`,
-  });
-  // A lost connection fails the COPY under way; the client's own event adds nothing.
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
+/** COPY's text format ends each row with the one newline it does not escape. */
+function rowsIn(chunk: Buffer): number {
+  let rows = 0;
+  for (let at = chunk.indexOf(NEWLINE); at >= 0; at = chunk.indexOf(NEWLINE, at + 1)) rows++;
+  return rows;
 }
