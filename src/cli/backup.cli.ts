@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { APP_SCHEMA } from '../app.schema.js';
+import { AUDIT_EVENTS_APPEND_ONLY } from '../audit/audit-events.append-only.js';
 import { ProgressReporter } from '../common/progress/progress-reporter.js';
 import { AppConfig, ConfigError } from '../config/app-config.js';
 import { BackupFileError } from '../database/backup/backup-file.js';
@@ -86,15 +87,20 @@ async function main([command, ...args]: string[]): Promise<void> {
       report(`backed up ${contents(summary.header)} to ${written(summary)}`, started);
     } else {
       const service = dataSourceOptions(server.url, config, APP_SCHEMA);
-      const { header, migratedAfter } = await restore(file, service, config, {
+      const { header, migratedAfter, kept } = await restore(file, service, config, {
         force,
         trustUnsigned,
         keys,
         warn,
         progress,
+        appendOnly: [AUDIT_EVENTS_APPEND_ONLY],
       });
+      const newer = kept
+        .filter(({ rows }) => rows > 0)
+        .map(({ table, rows }) => `, kept ${rows} ${table} row(s) newer than the backup`)
+        .join('');
       const later = migratedAfter > 0 ? `, then applied ${migratedAfter} newer migration(s)` : '';
-      report(`restored ${contents(header)} from ${file}${later}`, started);
+      report(`restored ${contents(header)} from ${file}${newer}${later}`, started);
     }
   } finally {
     await server.onApplicationShutdown();

@@ -367,3 +367,76 @@ describe('npm run restore: what it trusts', () => {
     );
   });
 });
+
+/**
+ * The audit trail never loses a row to a restore: `--force` keeps the rows newer than the
+ * backup, and the ids they had are never given out again.
+ */
+describe('npm run restore --force: the audit trail', () => {
+  let workDir: string;
+  const databases: TestDatabase[] = [];
+  const newDatabase = async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    expect((await runMigrationCli(['run'], { DATABASE_URL: database.url })).code).toBe(0);
+    return database;
+  };
+  const trail = (database: TestDatabase) =>
+    database.query<{ id: number; event: string; subject: string }>(
+      `SELECT id::int, event, details->>'name' AS subject FROM audit_events ORDER BY id`,
+    );
+  const token = async (database: TestDatabase, ...args: string[]) => {
+    const { code, stderr } = await runTokenCli(args, { DATABASE_URL: database.url });
+    expect(code, stderr).toBe(0);
+  };
+
+  beforeAll(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'plant-store-backup-audit-'));
+  });
+  afterAll(async () => {
+    for (const database of databases) await database.drop();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('keeps the rows newer than the backup, after its own, and never gives out their ids again', async () => {
+    const database = await newDatabase();
+    await token(database, 'create', '--name', 'before');
+    const file = join(workDir, 'before.backup.gz');
+    expect((await runBackupCli('backup', [file], { DATABASE_URL: database.url })).code).toBe(0);
+    await token(database, 'create', '--name', 'after');
+    const before = await trail(database);
+    expect(before.map(({ subject }) => subject)).toEqual(['before', 'after']);
+
+    const restored = await runBackupCli('restore', [file, '--force'], {
+      DATABASE_URL: database.url,
+    });
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stderr).toMatch(
+      /^restored .* from \S+, kept 1 audit_events row\(s\) newer than the backup in [\d.]+ s\n$/,
+    );
+    expect(await trail(database)).toEqual(before);
+    // The token made after the backup is gone with the backup's data; its record is not.
+    expect(await database.query(`SELECT name FROM api_tokens`)).toEqual([{ name: 'before' }]);
+    await token(database, 'create', '--name', 'next');
+    const next = (await trail(database)).at(-1)!;
+    expect(next.subject).toBe('next');
+    expect(next.id).toBeGreaterThan(Math.max(...before.map(({ id }) => id)));
+  });
+
+  it('refuses, naming them, rows the backup lacks that are not newer than its own (another history), and keeps the data', async () => {
+    const [from, into] = [await newDatabase(), await newDatabase()];
+    await token(from, 'create', '--name', 'from-1');
+    await token(from, 'create', '--name', 'from-2');
+    await token(into, 'create', '--name', 'into-1');
+    const file = join(workDir, 'other-history.backup.gz');
+    expect((await runBackupCli('backup', [file], { DATABASE_URL: from.url })).code).toBe(0);
+    const before = await trail(into);
+
+    const restored = await runBackupCli('restore', [file, '--force'], { DATABASE_URL: into.url });
+    expect(restored.code).toBe(1);
+    expect(restored.stderr).toBe(
+      `restore: --force would erase rows of audit_events that the backup does not hold as they are (id ${before[0].id}): nothing was restored; restore into a new, empty database instead\n`,
+    );
+    expect(await trail(into)).toEqual(before);
+  });
+});

@@ -88,7 +88,12 @@ export async function readSequences(
   return values;
 }
 
-/** Sets each sequence where the backup found it, so new rows get ids after the restored ones. */
+/**
+ * Sets each sequence where the backup found it, so new rows get ids after the restored
+ * ones; or where it stands, if that is further: a sequence never goes back, so an id the
+ * database gave out before a restore (kept rows, log lines, receivers) is never given out
+ * again.
+ */
 export async function writeSequences(
   client: pg.Client,
   tables: BackupTable[],
@@ -98,11 +103,13 @@ export async function writeSequences(
   for (const value of values) {
     const sequence = sequences.find((s) => s.table === value.table && s.column === value.column);
     if (!sequence) throw new Error(`no sequence for ${value.table}.${value.column}`);
-    await client.query('SELECT setval($1::regclass, $2::bigint, $3)', [
-      sequence.name,
-      value.lastValue,
-      value.isCalled,
-    ]);
+    // The next value each would give; pg_sequence_last_value is null before the first.
+    await client.query(
+      `SELECT setval($1::regclass, greatest(
+         $2::bigint + CASE WHEN $3 THEN 1 ELSE 0 END,
+         pg_sequence_last_value($1::regclass) + 1), false)`,
+      [sequence.name, value.lastValue, value.isCalled],
+    );
   }
 }
 

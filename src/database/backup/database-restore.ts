@@ -21,12 +21,25 @@ export interface RestoreOptions {
   /** Told what the operator should know (a backup restored unverified). */
   warn: (line: string) => void;
   progress?: ProgressReporter;
+  /**
+   * Tables whose rows are never removed (the audit trail): with `force`, their rows newer
+   * than the backup's are kept, after them, and rows the backup lacks are refused.
+   */
+  appendOnly?: AppendOnlyTable[];
+}
+
+/** An append-only table, and the key its rows are appended in order of. */
+export interface AppendOnlyTable {
+  table: string;
+  key: string;
 }
 
 export interface RestoreSummary {
   header: BackupHeader;
   /** Migrations newer than the backup's, applied after its rows were loaded. */
   migratedAfter: number;
+  /** The append-only tables' rows newer than the backup, kept (with `force`). */
+  kept: KeptRows[];
 }
 
 /**
@@ -63,6 +76,7 @@ export async function restore(
     const mac = authenticator(reader, header, options);
     const url = settings.databaseDirectUrl ?? (service as { url: string }).url;
     const client = await connect(url, settings, 'plant-store restore');
+    let kept: KeptRows[];
     try {
       const current = await lastMigration(client);
       const currentAt = migrations.findIndex(({ name }) => name === current);
@@ -75,12 +89,12 @@ export async function restore(
         { ...service, migrations: migrations.slice(0, backupAt + 1).map(({ type }) => type) },
         settings,
       );
-      await load(client, reader, header, mac, options);
+      kept = await load(client, reader, header, mac, options);
     } finally {
       await client.end().catch(() => undefined);
     }
     const migratedAfter = await runPendingMigrations(service, settings);
-    return { header, migratedAfter: migratedAfter.length };
+    return { header, migratedAfter: migratedAfter.length, kept };
   } finally {
     options.progress?.finish();
     reader.close();
@@ -155,7 +169,7 @@ async function load(
   header: BackupHeader,
   mac: BackupMac | undefined,
   options: RestoreOptions,
-): Promise<void> {
+): Promise<KeptRows[]> {
   await client.query('BEGIN');
   try {
     // Rows are loaded as they were: the audit trail's chain trigger keeps a row that comes
@@ -163,69 +177,27 @@ async function load(
     await client.query(`SELECT set_config('plant_store.audit_maintenance', 'restore', true)`);
     const tables = await listTables(client);
     assertSameTables(tables, header);
-    const names = tables.map(({ name }) => pg.escapeIdentifier(name)).join(', ');
-    // Readers and writers wait until the restore is done: its DROP INDEX, TRUNCATE and
-    // ALTER TABLE need this lock, taken at once, since upgrading to it behind a reader
-    // could deadlock.
-    await client.query(`LOCK TABLE ${names} IN ACCESS EXCLUSIVE MODE`);
-    const holding = [];
-    for (const { name } of tables) {
-      const { rows } = await client.query<{ any: boolean }>(
-        `SELECT EXISTS (SELECT FROM ${pg.escapeIdentifier(name)}) AS any`,
-      );
-      if (rows[0].any) holding.push(name);
-    }
+    const holding = await lockAndFindData(client, tables);
     if (holding.length > 0 && !options.force) {
       throw new BackupRefusedError(
         `the database already holds data (in ${holding.join(', ')}): restore into an empty database, or pass --force to replace its data with the backup's`,
       );
     }
+    const appendOnly = (options.appendOnly ?? []).filter(({ table }) => holding.includes(table));
     if (holding.length > 0) {
-      // As pg_restore --disable-triggers: the tables' own triggers guard the service's
-      // writes (audit_events refuses TRUNCATE), not a restore replacing every row at once.
-      // Disabled in this transaction only: a failed restore leaves them as they were.
-      for (const { name } of tables) {
-        await client.query(`ALTER TABLE ${pg.escapeIdentifier(name)} DISABLE TRIGGER USER`);
-      }
-      await client.query(`TRUNCATE ${names}`);
-      for (const { name } of tables) {
-        await client.query(`ALTER TABLE ${pg.escapeIdentifier(name)} ENABLE TRIGGER USER`);
-      }
+      for (const table of appendOnly) await setAside(client, table);
+      await emptyTables(client, tables);
     }
     const rebuild = await dropIndexes(
       client,
       tables.map(({ name }) => name),
     );
-    const total = header.tables.reduce((sum, { rows }) => sum + rows, 0);
-    let done = 0;
-    for (const [index, table] of header.tables.entries()) {
-      const step = `table ${index + 1} of ${header.tables.length}, ${table.name}`;
-      options.progress?.update({ step, done, total, unit: 'rows' });
-      const copy = client.query(copyFrom(`COPY ${tableColumns(table)} FROM STDIN`));
-      // Its failures are awaited below (drain, finished); a late one, the server's answer
-      // to the CopyFail sent when it is destroyed, must not crash the process.
-      copy.on('error', () => undefined);
-      try {
-        await reader.rows(table.rows, async (chunk, rows) => {
-          done += rows;
-          options.progress?.update({ step, done, total, unit: 'rows' });
-          if (!copy.write(chunk)) await once(copy, 'drain');
-        });
-        copy.end();
-        await finished(copy);
-      } catch (error) {
-        // Destroying it ends the COPY with CopyFail, so the session can roll back; its
-        // rows go with the transaction.
-        copy.destroy();
-        throw error;
-      }
-      if (copy.rowCount !== table.rows) {
-        throw new Error(`${table.name}: stored ${copy.rowCount} rows of ${table.rows}`);
-      }
-    }
+    await copyRows(client, reader, header, options.progress);
     assertAuthentic(reader, header, mac, await reader.end(header), options);
     // What was loaded, whatever the header said (a backup restored unverified).
     assertKeysConfigured(reader.file, await options.keys.idsInUse(rowsOf(client)), options.keys);
+    const kept = [];
+    for (const table of appendOnly) kept.push(await putBackNewerRows(client, table));
     for (const [index, { name, create }] of rebuild.entries()) {
       options.progress?.update({
         step: `building ${name}`,
@@ -237,10 +209,126 @@ async function load(
     }
     await writeSequences(client, tables, header.sequences);
     await client.query('COMMIT');
+    return kept;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Locks every table, and answers those that hold rows. Readers and writers wait until
+ * the restore is done: its DROP INDEX, TRUNCATE and ALTER TABLE need this lock, taken at
+ * once, since upgrading to it behind a reader could deadlock.
+ */
+async function lockAndFindData(client: pg.Client, tables: BackupTable[]): Promise<string[]> {
+  const names = tables.map(({ name }) => pg.escapeIdentifier(name)).join(', ');
+  await client.query(`LOCK TABLE ${names} IN ACCESS EXCLUSIVE MODE`);
+  const holding = [];
+  for (const { name } of tables) {
+    const { rows } = await client.query<{ any: boolean }>(
+      `SELECT EXISTS (SELECT FROM ${pg.escapeIdentifier(name)}) AS any`,
+    );
+    if (rows[0].any) holding.push(name);
+  }
+  return holding;
+}
+
+/**
+ * As pg_restore --disable-triggers: the tables' own triggers guard the service's writes
+ * (audit_events refuses TRUNCATE), not a restore replacing every row at once. Disabled in
+ * this transaction only: a failed restore leaves them as they were.
+ */
+async function emptyTables(client: pg.Client, tables: BackupTable[]): Promise<void> {
+  const names = tables.map(({ name }) => pg.escapeIdentifier(name));
+  for (const name of names) await client.query(`ALTER TABLE ${name} DISABLE TRIGGER USER`);
+  await client.query(`TRUNCATE ${names.join(', ')}`);
+  for (const name of names) await client.query(`ALTER TABLE ${name} ENABLE TRIGGER USER`);
+}
+
+/** Every table's rows, with COPY, a chunk at a time as the file is read. */
+async function copyRows(
+  client: pg.Client,
+  reader: BackupReader,
+  header: BackupHeader,
+  progress: ProgressReporter | undefined,
+): Promise<void> {
+  const total = header.tables.reduce((sum, { rows }) => sum + rows, 0);
+  let done = 0;
+  for (const [index, table] of header.tables.entries()) {
+    const step = `table ${index + 1} of ${header.tables.length}, ${table.name}`;
+    progress?.update({ step, done, total, unit: 'rows' });
+    const copy = client.query(copyFrom(`COPY ${tableColumns(table)} FROM STDIN`));
+    // Its failures are awaited below (drain, finished); a late one, the server's answer
+    // to the CopyFail sent when it is destroyed, must not crash the process.
+    copy.on('error', () => undefined);
+    try {
+      await reader.rows(table.rows, async (chunk, rows) => {
+        done += rows;
+        progress?.update({ step, done, total, unit: 'rows' });
+        if (!copy.write(chunk)) await once(copy, 'drain');
+      });
+      copy.end();
+      await finished(copy);
+    } catch (error) {
+      // Destroying it ends the COPY with CopyFail, so the session can roll back; its
+      // rows go with the transaction.
+      copy.destroy();
+      throw error;
+    }
+    if (copy.rowCount !== table.rows) {
+      throw new Error(`${table.name}: stored ${copy.rowCount} rows of ${table.rows}`);
+    }
+  }
+}
+
+/** The temporary copy of an append-only table's rows, until the restore's transaction ends. */
+const asideName = ({ table }: AppendOnlyTable) => pg.escapeIdentifier(`restore_aside_${table}`);
+
+/** Copies an append-only table's rows aside, before the restore empties it. */
+async function setAside(client: pg.Client, table: AppendOnlyTable): Promise<void> {
+  await client.query(
+    `CREATE TEMPORARY TABLE ${asideName(table)} ON COMMIT DROP AS TABLE ${pg.escapeIdentifier(table.table)}`,
+  );
+}
+
+/** How many rows of an append-only table the restore kept, being newer than the backup. */
+export interface KeptRows {
+  table: string;
+  rows: number;
+}
+
+/**
+ * Puts back an append-only table's rows that are newer than the backup's (their key past
+ * the backup's last), after them. Refuses, naming them, rows the backup should hold (their
+ * key within its range) but does not, as they were: another history, which replacing the
+ * data would erase without a trace.
+ */
+async function putBackNewerRows(client: pg.Client, table: AppendOnlyTable): Promise<KeptRows> {
+  const [name, key, aside] = [
+    pg.escapeIdentifier(table.table),
+    pg.escapeIdentifier(table.key),
+    asideName(table),
+  ];
+  const last = `(SELECT max(${key}) FROM ${name})`;
+  const { rows: lost } = await client.query<{ key: string }>(
+    `SELECT aside.${key}::text AS key FROM ${aside} AS aside
+     WHERE aside.${key} <= ${last}
+       AND NOT EXISTS (SELECT FROM ${name} AS restored
+                       WHERE restored.${key} = aside.${key} AND restored::text = aside::text)
+     ORDER BY aside.${key}`,
+  );
+  if (lost.length > 0) {
+    const shown = lost.slice(0, 5).map((row) => row.key);
+    throw new BackupRefusedError(
+      `--force would erase rows of ${table.table} that the backup does not hold as they are (${table.key} ${shown.join(', ')}${lost.length > shown.length ? ` and ${lost.length - shown.length} more` : ''}): nothing was restored; restore into a new, empty database instead`,
+    );
+  }
+  const { rowCount } = await client.query(
+    `INSERT INTO ${name} OVERRIDING SYSTEM VALUE
+     SELECT * FROM ${aside} WHERE ${last} IS NULL OR ${key} > ${last} ORDER BY ${key}`,
+  );
+  return { table: table.table, rows: rowCount ?? 0 };
 }
 
 /** Refuses, in one short line naming the first difference, tables other than the backup's. */
