@@ -57,9 +57,15 @@ async function withBuildProgress(
   name: string,
   build: () => Promise<unknown>,
 ): Promise<void> {
-  const [{ pid }] = (await queryRunner.query('SELECT pg_backend_pid() AS pid')) as Array<{
+  const [session] = (await queryRunner.query('SELECT pg_backend_pid() AS pid')) as Array<{
     pid: number;
   }>;
+  // No session to watch: the migration linter, which records the statements only.
+  if (!session) {
+    await build();
+    return;
+  }
+  const { pid } = session;
   const logger = new Logger('Migrations');
   const progress = new ProgressReporter('migration', { plainLine: (line) => logger.log(line) });
   let reading = false;
@@ -68,8 +74,7 @@ async function withBuildProgress(
     reading = true;
     try {
       const [state] = (await queryRunner.connection.query(BUILD_PROGRESS, [pid])) as
-        | BuildProgress[]
-        | [];
+        BuildProgress[] | [];
       if (state) progress.update(describe(name, state));
     } catch {
       // Progress is a courtesy: a read that fails leaves the build alone.
