@@ -69,7 +69,8 @@ function row(contents: BackupContents, table: string, values: Record<string, str
  * Where `npm run backup` writes, against whoever shares the directory: it creates its file
  * new (never through a link, never reusing what it finds), readable by its owner only.
  */
-describe('npm run backup: the file it writes', () => {
+// Each test runs the CLI a few times: seconds each, more on a busy machine.
+describe('npm run backup: the file it writes', { timeout: 120_000 }, () => {
   let workDir: string;
   let source: TestDatabase;
   let env: Record<string, string>;
@@ -164,7 +165,7 @@ describe('npm run backup: the file it writes', () => {
  * holds (its HMAC, checked before anything is committed), whose secrets the configured
  * keys open.
  */
-describe('npm run restore: what it trusts', () => {
+describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
   let workDir: string;
   let source: TestDatabase;
   const databases: TestDatabase[] = [];
@@ -372,7 +373,7 @@ describe('npm run restore: what it trusts', () => {
  * The audit trail never loses a row to a restore: `--force` keeps the rows newer than the
  * backup, and the ids they had are never given out again.
  */
-describe('npm run restore --force: the audit trail', () => {
+describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () => {
   let workDir: string;
   const databases: TestDatabase[] = [];
   const newDatabase = async () => {
