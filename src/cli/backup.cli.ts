@@ -3,11 +3,13 @@ import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AUDIT_EVENTS_APPEND_ONLY } from '../audit/audit-events.append-only.js';
+import { recordBackup, recordRestore } from '../audit/backup-events.js';
 import { ProgressReporter } from '../common/progress/progress-reporter.js';
 import { AppConfig, ConfigError } from '../config/app-config.js';
 import { BackupFileError } from '../database/backup/backup-file.js';
 import { BACKUP_SIGNING_PURPOSE, type BackupKeys } from '../database/backup/backup-signature.js';
 import { BackupRefusedError } from '../database/backup/backup-refused.error.js';
+import { connect, rowsOf } from '../database/backup/backup-session.js';
 import { backUp, type BackupSummary } from '../database/backup/database-backup.js';
 import { restore } from '../database/backup/database-restore.js';
 import { dataSourceOptions } from '../database/data-source.js';
@@ -84,6 +86,7 @@ async function main([command, ...args]: string[]): Promise<void> {
     if (command === 'backup') {
       const url = config.databaseDirectUrl ?? server.url;
       const summary = await backUp(url, file, config, { keys, warn, progress });
+      await recordBackupOrWarn(url, config, summary, warn);
       report(`backed up ${contents(summary.header)} to ${written(summary)}`, started);
     } else {
       const service = dataSourceOptions(server.url, config, APP_SCHEMA);
@@ -94,6 +97,7 @@ async function main([command, ...args]: string[]): Promise<void> {
         warn,
         progress,
         appendOnly: [AUDIT_EVENTS_APPEND_ONLY],
+        record: (query, restored) => recordRestore(query, restored, { file, force }),
       });
       const newer = kept
         .filter(({ rows }) => rows > 0)
@@ -104,6 +108,30 @@ async function main([command, ...args]: string[]): Promise<void> {
     }
   } finally {
     await server.onApplicationShutdown();
+  }
+}
+
+/**
+ * The backup is whole whatever happens here: a database that takes no writes (a standby)
+ * cannot record it, which a warning says.
+ */
+async function recordBackupOrWarn(
+  url: string,
+  config: AppConfig,
+  summary: BackupSummary,
+  warn: (line: string) => void,
+): Promise<void> {
+  try {
+    const client = await connect(url, config, 'plant-store backup');
+    try {
+      await recordBackup(rowsOf(client), summary.header, summary);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  } catch (error) {
+    warn(
+      `the backup is whole, but the audit trail could not record it: ${(error as Error).message}`,
+    );
   }
 }
 

@@ -423,23 +423,34 @@ describe("the audit trail's hash chain", () => {
     });
   });
 
-  it('a backup and its restore keep the chain as it was: every row with its id, time and hashes', async () => {
-    const from = await fiveRows();
-    const into = await createTestDatabase();
-    databases.push(into);
-    const workDir = await mkdtemp(join(tmpdir(), 'plant-store-audit-'));
-    try {
-      const file = join(workDir, 'audit.backup.gz');
-      const backup = await runBackupCli('backup', [file], { DATABASE_URL: from.url });
-      expect(backup.code, backup.stderr).toBe(0);
-      const restored = await runBackupCli('restore', [file], { DATABASE_URL: into.url });
-      expect(restored.code, restored.stderr).toBe(0);
-    } finally {
-      await rm(workDir, { recursive: true, force: true });
-    }
-    expect(await into.query(CHAIN)).toEqual(await from.query(CHAIN));
-    expect(await verdict(into)).toMatchObject({ whole: true, rows: 5 });
-  });
+  it(
+    'a backup and its restore keep the chain as it was: every row with its id, time and hashes, each recorded after them',
+    { timeout: 120_000 },
+    async () => {
+      const from = await fiveRows();
+      const into = await createTestDatabase();
+      databases.push(into);
+      const workDir = await mkdtemp(join(tmpdir(), 'plant-store-audit-'));
+      try {
+        const file = join(workDir, 'audit.backup.gz');
+        const backup = await runBackupCli('backup', [file], { DATABASE_URL: from.url });
+        expect(backup.code, backup.stderr).toBe(0);
+        const restored = await runBackupCli('restore', [file], { DATABASE_URL: into.url });
+        expect(restored.code, restored.stderr).toBe(0);
+      } finally {
+        await rm(workDir, { recursive: true, force: true });
+      }
+      // The five rows as they were; then each database's own record: the backup's on the
+      // source (after its snapshot), the restore's on the target.
+      const [fromRows, intoRows] = [await from.query(CHAIN), await into.query(CHAIN)];
+      expect(intoRows.slice(0, 5)).toEqual(fromRows.slice(0, 5));
+      expect([fromRows, intoRows].map((rows) => rows.slice(5).map(({ event }) => event))).toEqual([
+        ['backup.created'],
+        ['backup.restored'],
+      ]);
+      expect(await verdict(into)).toMatchObject({ whole: true, rows: 6 });
+    },
+  );
 
   describe('archive, then verify from the archive on', () => {
     const cli = `cli:${userInfo().username}`;

@@ -383,7 +383,7 @@ describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () =>
     return database;
   };
   const trail = (database: TestDatabase) =>
-    database.query<{ id: number; event: string; subject: string }>(
+    database.query<{ id: number; event: string; subject: string | null }>(
       `SELECT id::int, event, details->>'name' AS subject FROM audit_events ORDER BY id`,
     );
   const token = async (database: TestDatabase, ...args: string[]) => {
@@ -399,29 +399,41 @@ describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () =>
     await rm(workDir, { recursive: true, force: true });
   });
 
-  it('keeps the rows newer than the backup, after its own, and never gives out their ids again', async () => {
+  it('keeps the rows newer than the backup, after its own, records the backup and the restore, and never gives out their ids again', async () => {
     const database = await newDatabase();
     await token(database, 'create', '--name', 'before');
     const file = join(workDir, 'before.backup.gz');
     expect((await runBackupCli('backup', [file], { DATABASE_URL: database.url })).code).toBe(0);
     await token(database, 'create', '--name', 'after');
     const before = await trail(database);
-    expect(before.map(({ subject }) => subject)).toEqual(['before', 'after']);
+    expect(before.map(({ event, subject }) => `${event} ${subject}`)).toEqual([
+      'token.created before',
+      'backup.created null',
+      'token.created after',
+    ]);
 
     const restored = await runBackupCli('restore', [file, '--force'], {
       DATABASE_URL: database.url,
     });
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stderr).toMatch(
-      /^restored .* from \S+, kept 1 audit_events row\(s\) newer than the backup in [\d.]+ s\n$/,
+      /^restored .* from \S+, kept 2 audit_events row\(s\) newer than the backup in [\d.]+ s\n$/,
     );
-    expect(await trail(database)).toEqual(before);
+    const after = await trail(database);
+    expect(after.slice(0, -1)).toEqual(before);
+    expect(after.at(-1)).toMatchObject({ event: 'backup.restored' });
+    expect(
+      await database.query(
+        `SELECT details->'force' AS force, details->'verified' AS verified, details->'kept' AS kept
+         FROM audit_events WHERE event = 'backup.restored'`,
+      ),
+    ).toEqual([{ force: true, verified: true, kept: { audit_events: 2 } }]);
     // The token made after the backup is gone with the backup's data; its record is not.
     expect(await database.query(`SELECT name FROM api_tokens`)).toEqual([{ name: 'before' }]);
     await token(database, 'create', '--name', 'next');
     const next = (await trail(database)).at(-1)!;
     expect(next.subject).toBe('next');
-    expect(next.id).toBeGreaterThan(Math.max(...before.map(({ id }) => id)));
+    expect(next.id).toBeGreaterThan(Math.max(...after.map(({ id }) => id)));
   });
 
   it('refuses, naming them, rows the backup lacks that are not newer than its own (another history), and keeps the data', async () => {

@@ -12,8 +12,10 @@ const COPY_SESSION_OPTIONS =
 export type BackupSettings = Pick<AppConfig, 'databaseConnectTimeoutMs' | 'migrationLockTimeoutMs'>;
 
 /** Runs a statement on `client`, answering its rows. */
-export function rowsOf(client: pg.Client): (sql: string) => Promise<unknown[]> {
-  return async (sql) => (await client.query(sql)).rows;
+export function rowsOf(
+  client: pg.Client,
+): (sql: string, parameters?: unknown[]) => Promise<unknown[]> {
+  return async (sql, parameters) => (await client.query(sql, parameters)).rows;
 }
 
 /** `table (column, …)`, quoted, for COPY. */

@@ -26,6 +26,14 @@ export interface RestoreOptions {
    * than the backup's are kept, after them, and rows the backup lacks are refused.
    */
   appendOnly?: AppendOnlyTable[];
+  /**
+   * Records the restore (the audit trail), in its transaction, after everything else:
+   * the restore and its record commit together.
+   */
+  record?: (
+    query: (sql: string, parameters?: unknown[]) => Promise<unknown[]>,
+    restored: { header: BackupHeader; kept: KeptRows[]; verified: boolean },
+  ) => Promise<void>;
 }
 
 /** An append-only table, and the key its rows are appended in order of. */
@@ -208,6 +216,7 @@ async function load(
       await client.query(create);
     }
     await writeSequences(client, tables, header.sequences);
+    await options.record?.(rowsOf(client), { header, kept, verified: mac !== undefined });
     await client.query('COMMIT');
     return kept;
   } catch (error) {
