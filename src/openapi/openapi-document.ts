@@ -3,8 +3,22 @@ import { type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { NEW_PLANT_WEBHOOKS } from '../webhooks/new-plant.webhook.js';
 
 /**
- * What the code cannot say about itself: the seed's info, server and security, and the
- * webhooks the service sends (their requests are no route of its own).
+ * The server a client of the served document (the /docs page's "Try it out", a tool that
+ * fetched /openapi.json) calls: `/`, the root of the origin it got the document from, as
+ * OpenAPI resolves a relative server URL. Behind a reverse proxy that is the proxy's origin,
+ * whatever its X-Forwarded-* say; like the `Link` headers, it expects the service at the
+ * root of its origin. The seed's templated server (`http://localhost:3000` by default)
+ * follows, for a document read from a file.
+ */
+const SERVED_ORIGIN = { url: '/', description: 'The origin that serves this document' };
+const SEED_SERVER = {
+  url: '{base_url}',
+  variables: { base_url: { default: 'http://localhost:3000' } },
+};
+
+/**
+ * What the code cannot say about itself: the seed's info and security, the servers, and
+ * the webhooks the service sends (their requests are no route of its own).
  */
 const DOCUMENT_HEAD: Omit<OpenAPIObject, 'paths'> = {
   openapi: '3.1.0',
@@ -14,7 +28,7 @@ const DOCUMENT_HEAD: Omit<OpenAPIObject, 'paths'> = {
     description:
       'The OpenAPI Plant Store sample as a service. Ids are signed 64-bit integers, written in JSON without losing a digit. Every error is an Error.',
   },
-  servers: [{ url: '{base_url}', variables: { base_url: { default: 'http://localhost:3000' } } }],
+  servers: [SERVED_ORIGIN, SEED_SERVER],
   security: [{ bearerAuth: [] }],
   components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
   webhooks: NEW_PLANT_WEBHOOKS,
