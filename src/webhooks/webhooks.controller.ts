@@ -31,9 +31,9 @@ import {
 } from '../common/openapi/api-error-response.decorator.js';
 import { ApiPageResponse } from '../common/openapi/api-page-response.decorator.js';
 import { nextPageLink } from '../common/pagination/next-page-link.js';
-import { PageQueryDto } from '../common/pagination/page-query.dto.js';
 import { ParseUuidPipe } from '../common/validation/parse-uuid.pipe.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
+import { ListWebhooksQueryDto } from './dto/list-webhooks-query.dto.js';
 import {
   DEFAULT_OVERLAP_SECONDS,
   OVERLAP_LIMITS,
@@ -94,7 +94,8 @@ export class WebhooksController {
   @ApiOperation({
     operationId: 'listWebhooks',
     summary: 'List the webhook subscriptions',
-    description: 'Subscriptions, oldest first, a page at a time.',
+    description:
+      'Subscriptions, oldest first: a page at a time with `limit` or `cursor`, every one without either (as release 1.0.0 answered).',
   })
   @ApiPageResponse({
     description: 'A page of subscriptions, with their delivery status',
@@ -104,7 +105,7 @@ export class WebhooksController {
   })
   @ApiErrorResponse(400, 'limit or cursor is invalid')
   async list(
-    @Query() query: PageQueryDto,
+    @Query() query: ListWebhooksQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<WebhookDto[]> {
     const { items, nextCursor } = await this.webhooks.list(query);

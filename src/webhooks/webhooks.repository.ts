@@ -457,8 +457,11 @@ export class WebhooksRepository implements OnModuleInit {
     );
   }
 
-  /** Up to `count` subscriptions after the key `after` (WEBHOOKS_OLDEST_FIRST), oldest first. */
-  findPage(after: Key | undefined, count: number): Promise<WebhookSubscription[]> {
+  /**
+   * Up to `count` subscriptions (all without it) after the key `after`
+   * (WEBHOOKS_OLDEST_FIRST), oldest first.
+   */
+  findPage(after: Key | undefined, count?: number): Promise<WebhookSubscription[]> {
     return WEBHOOKS_OLDEST_FIRST.page(
       this.subscriptions.createQueryBuilder('subscription'),
       after,

@@ -2,9 +2,10 @@ import { BadRequestException, Injectable, NotFoundException } from '@nestjs/comm
 import type { Actor } from '../audit/actor.js';
 import { AuditTrail } from '../audit/audit-trail.js';
 import type { Page } from '../common/pagination/keyset.js';
-import type { PageQueryDto } from '../common/pagination/page-query.dto.js';
+import { PAGE_SIZE } from '../common/pagination/page-query.dto.js';
 import { retryRefused } from '../database/retry-refused.js';
 import type { CreateWebhookDto } from './dto/create-webhook.dto.js';
+import type { ListWebhooksQueryDto } from './dto/list-webhooks-query.dto.js';
 import type { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { ReceiverAddressPolicy, ReceiverRefusedError } from './receiver-address.js';
 import { parseReceiverUrl } from './receiver-url.js';
@@ -60,11 +61,15 @@ export class WebhooksService {
     return { subscription, secret };
   }
 
-  /** A page of subscriptions, oldest first. */
-  async list({ limit, cursor }: PageQueryDto): Promise<Page<WebhookSubscription>> {
+  /** Subscriptions, oldest first: a page when asked for one (limit or cursor), else all. */
+  async list({ limit, cursor }: ListWebhooksQueryDto): Promise<Page<WebhookSubscription>> {
     const after = WEBHOOKS_OLDEST_FIRST.startAfter(cursor);
-    const subscriptions = await this.webhooks.findPage(after, limit + 1);
-    return WEBHOOKS_OLDEST_FIRST.pageOf(subscriptions, limit);
+    if (limit === undefined && after === undefined) {
+      return { items: await this.webhooks.findPage(undefined) };
+    }
+    const size = limit ?? PAGE_SIZE.default;
+    const subscriptions = await this.webhooks.findPage(after, size + 1);
+    return WEBHOOKS_OLDEST_FIRST.pageOf(subscriptions, size);
   }
 
   async findOne(id: string): Promise<WebhookSubscription> {

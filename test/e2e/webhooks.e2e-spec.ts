@@ -119,6 +119,25 @@ describe('webhooks', () => {
       expectError(await webhooks.send('GET', '/webhooks?cursor=Nw'), 400, /^cursor /);
     });
 
+    it('GET /webhooks without limit or cursor answers every subscription, as release 1.0.0 did', async () => {
+      const existing = (await webhooks.list()).json<Subscription[]>().map(({ id }) => id);
+      const created: string[] = [];
+      for (let index = 0; index < 25; index++) {
+        created.push((await subscribe(`http://127.0.0.1:9/all/${index}`)).id);
+      }
+      const whole = await webhooks.send('GET', '/webhooks');
+      expect(whole.headers.link).toBeUndefined();
+      expect(whole.json<Subscription[]>().map(({ id }) => id)).toEqual([...existing, ...created]);
+      const paged = await webhooks.send('GET', '/webhooks?limit=3');
+      expect(paged.json<Subscription[]>()).toHaveLength(3);
+      const next = nextPageUrl(paged)!;
+      expect(next).toMatch(/^\/webhooks\?limit=3&cursor=/);
+      // A cursor alone pages too, 20 at a time.
+      const cursorOnly = await webhooks.send('GET', next.replace('limit=3&', ''));
+      expect(cursorOnly.json<Subscription[]>()).toHaveLength(20);
+      expect(nextPageUrl(cursorOnly)).toMatch(/^\/webhooks\?cursor=/);
+    });
+
     it('DELETE /webhooks/{id} answers 204, then 404', async () => {
       const { id } = await subscribe('http://127.0.0.1:9/');
       expect((await webhooks.delete(id)).statusCode).toBe(204);

@@ -139,12 +139,12 @@ export class Keyset<Row extends ObjectLiteral> {
 
   /**
    * `query` (on the rows' entity, under its alias) ordered by the key, from the row after
-   * `after` on, `count` rows at most.
+   * `after` on, `count` rows at most (all of them without `count`).
    */
   page<Query extends SelectQueryBuilder<Row>>(
     query: Query,
     after: Key | undefined,
-    count: number,
+    count?: number,
   ): Query {
     const expressions = this.columns.map(({ property, sql = (column) => column }) =>
       sql(`${query.alias}.${property}`),

@@ -110,7 +110,7 @@ export interface paths {
         };
         /**
          * List the webhook subscriptions
-         * @description Subscriptions, oldest first, a page at a time.
+         * @description Subscriptions, oldest first: a page at a time with `limit` or `cursor`, every one without either (as release 1.0.0 answered).
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -1077,10 +1077,10 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                /** @description How many items a page holds at most */
-                limit?: number;
                 /** @description Where the page starts: copy it from the `Link: <…>; rel="next"` header of the previous page */
                 cursor?: string;
+                /** @description How many subscriptions a page holds at most (20 when only `cursor` is given). Without `limit` and `cursor`, every subscription comes in one answer. */
+                limit?: number;
             };
             header?: never;
             path?: never;
