@@ -10,13 +10,34 @@ const TABLE_BYTES = `
   FROM unnest($1::text[]) AS name
   WHERE to_regclass(name) IS NOT NULL`;
 
+/**
+ * Counting a table's files takes its ACCESS SHARE lock, which waits behind a migration's
+ * or a restore's ACCESS EXCLUSIVE; a waiting size read would then queue every later
+ * statement on the table behind it. So the read gives up after this long instead.
+ */
+const TABLE_BYTES_LOCK_TIMEOUT = '100ms';
+
 export interface TableBytes {
   table: string;
   bytes: number;
 }
 
-/** The size on disk of each of `tables` that exists (before a migration made it: not listed). */
+/**
+ * The size on disk of each of `tables` that exists (before a migration made it: not
+ * listed). Rejects, rather than waits, while another session holds a table exclusively.
+ */
 export async function tableBytes(pool: pg.Pool, tables: readonly string[]): Promise<TableBytes[]> {
-  const { rows } = await pool.query<TableBytes>(TABLE_BYTES, [tables]);
-  return rows;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN READ ONLY');
+    await client.query(`SET LOCAL lock_timeout = '${TABLE_BYTES_LOCK_TIMEOUT}'`);
+    const { rows } = await client.query<TableBytes>(TABLE_BYTES, [tables]);
+    await client.query('COMMIT');
+    client.release();
+    return rows;
+  } catch (error) {
+    // A connection left inside a failed transaction is not given back to the pool.
+    client.release(error as Error);
+    throw error;
+  }
 }

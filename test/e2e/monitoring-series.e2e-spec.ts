@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freePort,
@@ -48,8 +49,7 @@ describe('the series the alert rules and the dashboard read', () => {
   });
   afterAll(() => started?.stop());
 
-  const known = () =>
-    new Set([...served, ...recordedSeries(), ...PROMETHEUS_SERIES]);
+  const known = () => new Set([...served, ...recordedSeries(), ...PROMETHEUS_SERIES]);
 
   it('the service serves what the alerts are about: its readiness, the delivery latency, the failing subscriptions, the dropped spans, the retention sweep', () => {
     for (const name of [
@@ -65,6 +65,29 @@ describe('the series the alert rules and the dashboard read', () => {
     ])
       expect(served).toContain(name);
   });
+
+  it('a scrape while a table is held exclusively (a migration, a restore) answers at once, with the sizes read before', async () => {
+    const sizes = (body: string) =>
+      body.split('\n').filter((line) => line.startsWith('db_table_bytes{'));
+    const before = sizes((await send(`${started.url}/metrics`)).body);
+    expect(before.length).toBeGreaterThan(0);
+    const locker = new pg.Client({ connectionString: started.database.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+      // Past the sizes' 5 s cache, so that this scrape reads them again.
+      await new Promise((resolve) => setTimeout(resolve, 5_100));
+      const startedAt = performance.now();
+      const { status, body } = await send(`${started.url}/metrics`);
+      expect(status).toBe(200);
+      expect(performance.now() - startedAt).toBeLessThan(1_000);
+      expect(sizes(body)).toEqual(before);
+    } finally {
+      await locker.query('COMMIT');
+      await locker.end();
+    }
+  }, 20_000);
 
   it('every rule reads series the service serves or the rules record', () => {
     const unknown = rules().flatMap(({ record, alert, expr }) =>
