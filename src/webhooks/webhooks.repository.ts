@@ -65,6 +65,15 @@ const NEW_PLANT_EVENTS = `
  * has its attempts in flight in this process ($2: those that do): a backlog behind
  * receivers that do not answer stays one event row per plant. A disabled subscription
  * gets nothing of what is created meanwhile.
+ *
+ * A subscription deleted while this runs gets nothing and fails nothing: `live` takes
+ * FOR KEY SHARE on the subscriptions it fans out to (the lock the foreign key's own check
+ * takes, which a DELETE's conflicts with). One whose DELETE has not committed is waited
+ * for; under READ COMMITTED a row deleted by then is left out (the lock finds it gone),
+ * where the statement's snapshot alone still saw it and the insert broke
+ * webhook_deliveries_subscription_id_fkey, failing the batch. One deleted after the lock
+ * waits for this commit, and its cascade, with a snapshot of its own, removes what this
+ * inserted.
  */
 const FAN_OUT = `
   WITH taken AS (
@@ -78,11 +87,13 @@ const FAN_OUT = `
         )
       )
     RETURNING payload, created_at, trace_context
+  ), live AS (
+    SELECT id, created_at FROM webhook_subscriptions WHERE disabled_at IS NULL
+    FOR KEY SHARE
   ), fanned AS (
     INSERT INTO webhook_deliveries (subscription_id, payload, created_at, trace_context)
     SELECT subscription.id, taken.payload, taken.created_at, taken.trace_context
-    FROM taken JOIN webhook_subscriptions AS subscription
-      ON subscription.created_at <= taken.created_at AND subscription.disabled_at IS NULL
+    FROM taken JOIN live AS subscription ON subscription.created_at <= taken.created_at
   )
   SELECT count(*)::integer AS events FROM taken`;
 
