@@ -1,9 +1,11 @@
 // What a bench run measures, shared by `npm run bench` (run.mjs) and `npm run
 // bench:replicas` (replicas.ts): the load (autocannon), exact latencies, and the CPU of the
 // processes serving it, read from /proc. See bench/README.md for what each figure means.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -59,6 +61,84 @@ export async function machine(adminUrl) {
     node: process.version,
     postgres,
   };
+}
+
+// ---- the servers ---------------------------------------------------------------------
+
+const READY_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+/** The service as production runs it: `npm run start:prod` is `exec node <flags> <entry point>`. */
+export async function startProdArgs(root) {
+  const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+  return scripts['start:prod'].split(' ').slice(2);
+}
+
+/**
+ * Starts `node args` in `root`, serving on 127.0.0.1:`port` with `databaseUrl`, its output
+ * appended to `logFile`, and answers once it answers HTTP. `children` holds it until it
+ * exits (to be stopped on the way out).
+ */
+export async function startServer({ name, args, port, root, databaseUrl, logFile, children, env }) {
+  const output = openSync(logFile, 'a');
+  const started = performance.now();
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      // The benches' webhook receivers listen on loopback.
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      // Required with DATABASE_URL; a bench key, known to everyone.
+      WEBHOOK_SECRET_KEYS:
+        process.env.WEBHOOK_SECRET_KEYS ??
+        `bench:${Buffer.from('bench-key-for-webhook-secrets-32').toString('base64')}`,
+      ...env,
+    },
+    stdio: ['ignore', output, output],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const server = { name, child, port, url: `http://127.0.0.1:${port}` };
+  while (!(await answers(server))) {
+    if (child.exitCode !== null) throw new Error(`${name} exited at start; see ${logFile}`);
+    if (performance.now() - started > READY_TIMEOUT_MS) throw new Error(`${name} never ready`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  server.startToReadyMs = performance.now() - started;
+  return server;
+}
+
+async function answers({ url }) {
+  try {
+    await fetch(`${url}/plants/1`, { signal: AbortSignal.timeout(1000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function stopServer({ child }) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** A new API token named `name` (`npm run token create`), for `databaseUrl`. */
+export async function createToken(root, databaseUrl, name) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['dist/src/cli/token.cli.js', 'create', '--name', name],
+    { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
+  );
+  return stdout.trim();
 }
 
 // ---- what a run costs: /proc -----------------------------------------------------------
@@ -127,8 +207,13 @@ function backendTicks(monitor, database) {
 
 let nextPlantId = 1_000_000_000_000;
 
+/**
+ * The requests of an operation: 'POST' (creates) or 'GET' (reads of the seeded plants), or
+ * an operation's own `{ requests(headers) }` (bench/growth.mjs's).
+ */
 function requestsFor(operation, token) {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  if (typeof operation === 'object') return operation.requests(headers);
   if (operation === 'POST') {
     return [
       {

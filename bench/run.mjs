@@ -3,22 +3,24 @@
 // doing no more than that server (bench/floor/), on a fresh database of the local
 // PostgreSQL, in alternating rounds. See bench/README.md for what it measures and how to
 // read it.
-import { spawn, execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { openSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import {
   benchSettings,
+  createToken,
   formatTable,
   machine,
   measure,
   seedPlants,
   sql,
+  startProdArgs,
+  startServer as startShared,
+  stopServer,
   summarize,
   warmUpJit,
 } from './measure.mjs';
@@ -100,8 +102,6 @@ const TRACED = (
 if (TRACED.some(({ of }) => of === 'floor') && !settings.floor) {
   throw new Error('BENCH_TRACING: a traced floor needs BENCH_FLOOR=1');
 }
-const READY_TIMEOUT_MS = 30_000;
-const STOP_TIMEOUT_MS = 10_000;
 
 const serverCount = 2 + (settings.floor ? 1 : 0) + TRACED.length;
 const scenarioCount = settings.operations.length * settings.connections.length;
@@ -125,40 +125,17 @@ function log(line) {
 
 // ---- servers -------------------------------------------------------------------------
 
-async function startServer(name, args, extraEnv = {}) {
-  const port = PORTS[name];
-  const logFile = join(resultsDir, `${name}.log`);
-  const output = openSync(logFile, 'a');
-  const started = performance.now();
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: {
-      ...env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '0',
-      // The slow subscribers listen on loopback.
-      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-      // Required with DATABASE_URL; a bench key, known to everyone.
-      WEBHOOK_SECRET_KEYS:
-        env.WEBHOOK_SECRET_KEYS ??
-        `bench:${Buffer.from('bench-key-for-webhook-secrets-32').toString('base64')}`,
-      ...extraEnv,
-    },
-    stdio: ['ignore', output, output],
+function startServer(name, args, extraEnv = {}) {
+  return startShared({
+    name,
+    args,
+    port: PORTS[name],
+    root,
+    databaseUrl,
+    logFile: join(resultsDir, `${name}.log`),
+    children,
+    env: extraEnv,
   });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const server = { name, child, port, url: `http://127.0.0.1:${port}` };
-  while (!(await answers(server))) {
-    if (child.exitCode !== null) throw new Error(`${name} exited at start; see ${logFile}`);
-    if (performance.now() - started > READY_TIMEOUT_MS) throw new Error(`${name} never ready`);
-    await sleep(5);
-  }
-  server.startToReadyMs = performance.now() - started;
-  return server;
 }
 
 /** The collector stand-in the traced products export to; its OTLP endpoint. */
@@ -194,34 +171,7 @@ async function subscribeSlowReceivers(count) {
   }
 }
 
-async function answers({ url }) {
-  try {
-    await fetch(`${url}/plants/1`, { signal: AbortSignal.timeout(1000) });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function stopServer({ child }) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  await exited;
-  clearTimeout(timer);
-}
-
 // ---- the run ---------------------------------------------------------------------------
-
-async function createToken() {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    ['dist/src/cli/token.cli.js', 'create', '--name', `bench-${database}`],
-    { cwd: root, env: { ...env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
-  );
-  return stdout.trim();
-}
 
 async function routeExists(server, token) {
   const response = await fetch(`${server.url}/plants/1`, {
@@ -244,9 +194,7 @@ async function main() {
     '--import=./bench/exit-on-sigterm.mjs',
   ];
   // The service as production runs it: `npm run start:prod` is `exec node <flags> <entry point>`.
-  const [, , ...startArgs] = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts[
-    'start:prod'
-  ].split(' ');
+  const startArgs = await startProdArgs(root);
   const nodeFlags = startArgs.slice(0, -1);
   const productArgs = [...(settings.profile ? profileArgs : []), ...startArgs];
   // The first start applies the migrations; the second is a start on a ready database.
@@ -282,7 +230,7 @@ async function main() {
         .map(({ name, startToReadyMs }) => `${name} ${startToReadyMs.toFixed(0)} ms`)
         .join(', '),
   );
-  const token = await createToken();
+  const token = await createToken(root, databaseUrl, `bench-${database}`);
   await subscribeSlowReceivers(settings.slowSubscribers);
   await seedPlants(databaseUrl);
 
@@ -419,10 +367,6 @@ function table({ scenarios, startToReadyMs }) {
     .map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`)
     .join(', ');
   return `${formatTable(header, rows)}\n\nstart to ready: ${ready}\n`;
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 async function cleanUp() {
