@@ -10,6 +10,7 @@ import { RotateWebhookSecrets1764300000000 } from '../../migrations/176430000000
 import { EncryptWebhookSecrets1764300000001 } from '../../migrations/1764300000001-EncryptWebhookSecrets.js';
 import { BindWebhookSecretsToRows1795888183996 } from '../../migrations/1795888183996-BindWebhookSecretsToRows.js';
 import { IndexSettledDeliveries1795888513473 } from '../../migrations/1795888513473-IndexSettledDeliveries.js';
+import { VacuumDeliveriesOften1795889500001 } from '../../migrations/1795889500001-VacuumDeliveriesOften.js';
 
 /** Subscriptions, the outbox of new-plant events, and their deliveries. */
 export const WEBHOOKS_SCHEMA: DatabaseSchema = {
@@ -23,5 +24,6 @@ export const WEBHOOKS_SCHEMA: DatabaseSchema = {
     EncryptWebhookSecrets1764300000001,
     BindWebhookSecretsToRows1795888183996,
     IndexSettledDeliveries1795888513473,
+    VacuumDeliveriesOften1795889500001,
   ],
 };

@@ -2,7 +2,8 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { bigintTransformer } from '../../database/bigint.transformer.js';
 
 @Entity({ name: 'plants' })
-@Index('plants_tag_id_idx', ['tag', 'id'])
+// Untagged plants are never listed by tag: they stay out of the index.
+@Index('plants_tagged_id_idx', ['tag', 'id'], { where: 'tag IS NOT NULL' })
 export class Plant {
   @PrimaryColumn({ type: 'bigint', transformer: bigintTransformer })
   id: bigint;
