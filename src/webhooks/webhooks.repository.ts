@@ -105,7 +105,8 @@ const FAN_OUT = `
  * has now), so a receiver that does not answer holds only its own; and the claim goes
  * round the subscriptions (each one's oldest due delivery, then each one's second…), so a
  * subscription with a backlog cannot crowd the others out of it. Disabled ones are skipped.
- * The previous secret comes too while a rotation's overlap lasts.
+ * The previous secret comes too while a rotation's overlap lasts. The lease is the claiming
+ * process's ($6), for RELEASE_LEASES.
  */
 const CLAIM_DUE = `
   WITH in_flight AS (
@@ -128,7 +129,8 @@ const CLAIM_DUE = `
   )
   UPDATE webhook_deliveries AS delivery
   SET attempts = delivery.attempts + 1,
-      next_attempt_at = now() + $2::integer * interval '1 millisecond'
+      next_attempt_at = now() + $2::integer * interval '1 millisecond',
+      lease_owner = $6::uuid
   FROM claimed, webhook_subscriptions AS subscription
   WHERE delivery.id = claimed.id AND subscription.id = delivery.subscription_id
   RETURNING delivery.id::text, delivery.message_id, delivery.payload, delivery.attempts,
@@ -138,6 +140,17 @@ const CLAIM_DUE = `
             CASE WHEN subscription.previous_secret_expires_at > now()
               THEN subscription.previous_secret END AS previous_secret,
             subscription.previous_secret_expires_at`;
+
+/**
+ * Ends the leases process $1 holds on pending deliveries other than $2, the ones it is
+ * sending: they are due at once. Its claim committed but its answer was lost (the
+ * connection went, in a failover say), or the outcome of an attempt was not recorded; no
+ * other process sends them while the lease runs, and this one is not sending them either.
+ */
+const RELEASE_LEASES = `
+  UPDATE webhook_deliveries SET next_attempt_at = now(), lease_owner = NULL
+  WHERE lease_owner = $1::uuid AND status = 'pending' AND next_attempt_at > now()
+    AND id <> ALL($2::bigint[])`;
 
 /**
  * Records attempts' outcomes, each only if the delivery is still pending at the attempt
@@ -155,7 +168,8 @@ const RECORD_OUTCOMES = `
         next_attempt_at = CASE WHEN outcome.status = 'pending'
           THEN now() + outcome.retry_in_ms * interval '1 millisecond'
           ELSE delivery.next_attempt_at END,
-        delivered_at = CASE WHEN outcome.status = 'delivered' THEN now() END
+        delivered_at = CASE WHEN outcome.status = 'delivered' THEN now() END,
+        lease_owner = NULL
     FROM outcome
     WHERE delivery.id = outcome.id AND delivery.attempts = outcome.attempts
       AND delivery.status = 'pending'
@@ -516,6 +530,7 @@ export class WebhooksRepository implements OnModuleInit {
     leaseMs: number,
     maxInFlightPerSubscription: number,
     inFlight: ReadonlyMap<string, number>,
+    leaseOwner: string,
   ): Promise<ClaimedDelivery[]> {
     const { rows } = await this.pool.query<{
       id: string;
@@ -536,6 +551,7 @@ export class WebhooksRepository implements OnModuleInit {
       maxInFlightPerSubscription,
       [...inFlight.keys()],
       [...inFlight.values()],
+      leaseOwner,
     ]);
     const claimedAt = performance.now();
     return rows.map((row) => ({
@@ -566,6 +582,12 @@ export class WebhooksRepository implements OnModuleInit {
             ]),
       ],
     }));
+  }
+
+  /** RELEASE_LEASES: answers how many leases `leaseOwner` ended. */
+  async releaseLeases(leaseOwner: string, sending: Iterable<string>): Promise<number> {
+    const { rowCount } = await this.pool.query(RELEASE_LEASES, [leaseOwner, [...sending]]);
+    return rowCount ?? 0;
   }
 
   async recordOutcomes(outcomes: DeliveryOutcome[], statuses: SubscriptionStatus[]): Promise<void> {

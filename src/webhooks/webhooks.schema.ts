@@ -11,6 +11,7 @@ import { EncryptWebhookSecrets1764300000001 } from '../../migrations/17643000000
 import { BindWebhookSecretsToRows1795888183996 } from '../../migrations/1795888183996-BindWebhookSecretsToRows.js';
 import { IndexSettledDeliveries1795888513473 } from '../../migrations/1795888513473-IndexSettledDeliveries.js';
 import { VacuumDeliveriesOften1795889500001 } from '../../migrations/1795889500001-VacuumDeliveriesOften.js';
+import { OwnDeliveryLeases1795890000000 } from '../../migrations/1795890000000-OwnDeliveryLeases.js';
 
 /** Subscriptions, the outbox of new-plant events, and their deliveries. */
 export const WEBHOOKS_SCHEMA: DatabaseSchema = {
@@ -25,5 +26,6 @@ export const WEBHOOKS_SCHEMA: DatabaseSchema = {
     BindWebhookSecretsToRows1795888183996,
     IndexSettledDeliveries1795888513473,
     VacuumDeliveriesOften1795889500001,
+    OwnDeliveryLeases1795890000000,
   ],
 };

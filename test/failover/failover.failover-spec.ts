@@ -37,10 +37,14 @@ const MOVE_MARGIN_MS = 1_000;
 /** A read is of a plant acknowledged at least this long before: an async standby has it. */
 const READ_AFTER_MS = 1_000;
 /**
- * How long a delivery may take: one whose claim committed as the endpoint moved (or the
- * primary died), its answer lost with the connection, is claimed again only once its lease
- * runs out (2 × WEBHOOK_TIMEOUT_MS, 5 s, and 30 s); then the poll (1 s) and a margin.
+ * What the issue asks: every acknowledged create is delivered within this of the promotion
+ * (or of its 200, if later). A claim that committed as the endpoint moved (or the primary
+ * died), its answer lost with the connection, used to wait out its lease (2 ×
+ * WEBHOOK_TIMEOUT_MS, 5 s, and 30 s); the worker now ends its own leases once the database
+ * answers again.
  */
+const DELIVERED_AFTER_RECOVERY_MS = 5_000;
+/** How long the test waits for every delivery, to say which did not come rather than time out. */
 const DELIVERY_LIMIT_MS = 50_000;
 const DATABASE = 'plant_store';
 
@@ -200,6 +204,12 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
   const secrets: string[] = [];
   let token: string;
   let load: SteadyLoad | undefined;
+  /**
+   * Each part's requests and when the database was back for them (the promotion, the
+   * endpoint's move back): the test after it checks their creates were kept and delivered,
+   * whatever else that part's test found.
+   */
+  const parts: Record<string, { requests: Sent[]; recoveredAt: number }> = {};
 
   beforeAll(async () => {
     servers = await PostgresServers.create();
@@ -277,10 +287,11 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
 
   /**
    * Every create acknowledged among `requests` is on the new primary as it was sent, and
-   * was delivered, signed, to both receivers within DELIVERY_LIMIT_MS. Prints how long the
-   * deliveries took, from the 200.
+   * was delivered, signed, to both receivers within DELIVERED_AFTER_RECOVERY_MS of
+   * `recoveredAt` (the promotion, or the endpoint's move back to the primary) or of its
+   * 200, whichever is later. Prints how long the deliveries took, from the 200.
    */
-  async function expectKeptAndDelivered(part: string, requests: Sent[]) {
+  async function expectKeptAndDelivered(part: string, requests: Sent[], recoveredAt: number) {
     const acknowledged = new Map(
       creates(requests)
         .filter(({ status }) => status === 200)
@@ -316,6 +327,13 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
     const latencies = delivered.flatMap((firsts) =>
       [...firsts].map(([id, receivedAt]) => receivedAt - acknowledged.get(id)!),
     );
+    /** How long after the recovery, or after its 200 if later, each delivery came. */
+    const afterRecovery = delivered.map((firsts) =>
+      [...firsts].map(
+        ([id, receivedAt]) =>
+          [id, receivedAt - Math.max(recoveredAt, acknowledged.get(id)!)] as const,
+      ),
+    );
     console.info(
       JSON.stringify({
         part,
@@ -323,6 +341,14 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
         deliveries: delivered.map((firsts) => firsts.size),
         deliveriesOver5s: latencies.filter((latency) => latency > 5_000).map(ms),
         slowestDeliveryMs: ms(Math.max(...latencies)),
+        slowestAfterRecoveryMs: ms(Math.max(...afterRecovery.flat().map(([, after]) => after))),
+        // Each replica's releases of leases whose claim's answer it lost, so far.
+        leasesReleased: replicas.map(
+          ({ service }) =>
+            service
+              .logLines()
+              .filter(({ msg }) => String(msg).endsWith('not being sent are due again')).length,
+        ),
       }),
     );
     const undelivered = delivered.map((firsts) =>
@@ -343,6 +369,12 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
             DATABASE,
           );
     expect(undelivered, JSON.stringify(outbox)).toEqual(receivers.map(() => []));
+    const late = afterRecovery.map((deliveries) =>
+      deliveries.flatMap(([id, after]) =>
+        after > DELIVERED_AFTER_RECOVERY_MS ? [`plant ${id}: ${ms(after)} ms`] : [],
+      ),
+    );
+    expect(late).toEqual(receivers.map(() => []));
     receivers.forEach((receiver, index) => {
       for (const delivery of receiver.received) verifySignature(secrets[index], delivery);
     });
@@ -369,6 +401,7 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
     const promotedAt = performance.now();
     await sleep(RECOVERY_LIMIT_MS + 2_000);
     const requests = await load!.take();
+    parts.failover = { requests, recoveredAt: promotedAt };
 
     const created = creates(requests);
     const failed = created.filter(({ status }) => status !== 200);
@@ -410,7 +443,11 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
     expect(afterRecovery.length).toBeGreaterThan(CREATES_PER_SECOND);
     expect(afterRecovery.filter(({ status }) => status !== 200)).toEqual([]);
     expect(replicas.map(({ exited }) => exited)).toEqual(replicas.map(() => false));
-    await expectKeptAndDelivered('failover', requests);
+  });
+
+  it(`keeps every create acknowledged across the failover and delivers it within ${DELIVERED_AFTER_RECOVERY_MS / 1_000} s of the promotion`, async () => {
+    expect(parts.failover).toBeDefined();
+    await expectKeptAndDelivered('failover', parts.failover.requests, parts.failover.recoveredAt);
   });
 
   it('answers writes 503 and serves reads while the endpoint leads to the old primary, brought back as a standby of the new one, and creates again once it leads back', async () => {
@@ -429,6 +466,7 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
     const backAt = performance.now();
     await sleep(RECOVERY_LIMIT_MS + 2_000);
     const requests = await load!.stop();
+    parts.readOnly = { requests, recoveredAt: backAt };
 
     const created = creates(requests);
     const whileReadOnly = sentBetween(
@@ -473,6 +511,14 @@ describe('failover under load: kill -9 of the primary, the endpoint moved to the
     expect(afterRecovery.filter(({ status }) => status !== 200)).toEqual([]);
     expect(await acceptsWritesGauges()).toEqual(replicas.map(() => '1'));
     expect(replicas.map(({ exited }) => exited)).toEqual(replicas.map(() => false));
-    await expectKeptAndDelivered('old primary back, read-only', requests);
+  });
+
+  it(`keeps every create acknowledged while the old primary was back and delivers it within ${DELIVERED_AFTER_RECOVERY_MS / 1_000} s of the move back`, async () => {
+    expect(parts.readOnly).toBeDefined();
+    await expectKeptAndDelivered(
+      'old primary back, read-only',
+      parts.readOnly.requests,
+      parts.readOnly.recoveredAt,
+    );
   });
 });

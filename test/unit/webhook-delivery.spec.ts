@@ -300,6 +300,63 @@ describe('WebhookDeliveryWorker, woken by notifications', () => {
     await subject.onModuleDestroy();
   });
 
+  it('after a statement failed, ends its own leases on deliveries it is not sending before it claims again', async () => {
+    const calls: string[] = [];
+    const owners = new Set<string>();
+    let failing = true;
+    const webhooks = {
+      fanOut: () => {
+        calls.push('fanOut');
+        // The answer lost with the connection: a claim before it may have committed.
+        if (failing) return Promise.reject(new Error('Connection terminated unexpectedly'));
+        return Promise.resolve(0);
+      },
+      claimDue: (...args: unknown[]) => {
+        calls.push('claimDue');
+        owners.add(args[4] as string);
+        return Promise.resolve([]);
+      },
+      releaseLeases: (owner: string, sending: Iterable<string>) => {
+        calls.push(`releaseLeases ${[...sending].length}`);
+        owners.add(owner);
+        return Promise.resolve(3);
+      },
+    } as unknown as WebhooksRepository;
+    let listener: ChannelListener | undefined;
+    const notifications = {
+      listen: (_channel: string, channelListener: ChannelListener) => {
+        listener = channelListener;
+        return Promise.resolve();
+      },
+    } as unknown as DatabaseNotifications;
+    const subject = new WebhookDeliveryWorker(
+      webhooks,
+      new ReceiverAddressPolicy([], 1_000),
+      {} as WebhookMetrics,
+      AppConfig.fromEnvironment({ WEBHOOK_POLL_INTERVAL_MS: '60000' }),
+      notifications,
+    );
+    subject.onApplicationBootstrap();
+    const turn = async () => {
+      listener?.notified('');
+      for (let index = 0; index < 5; index++) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await turn();
+    expect(calls).toEqual(['fanOut']);
+    failing = false;
+    // Woken for new events, it would fan out first: the released leases are claimed at once.
+    await turn();
+    expect(calls).toEqual(['fanOut', 'releaseLeases 0', 'claimDue', 'fanOut']);
+    // Released once: the next turn is an ordinary one.
+    await turn();
+    expect(calls.slice(4)).toEqual(['fanOut']);
+    // The claims and the release name the same owner: this process.
+    expect(owners.size).toBe(1);
+    await subject.onModuleDestroy();
+  });
+
   it('does not listen with WEBHOOK_LISTEN=false', async () => {
     const { subject, listener } = worker({ WEBHOOK_LISTEN: 'false' });
     expect(listener()).toBeUndefined();

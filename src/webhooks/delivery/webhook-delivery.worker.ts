@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   Injectable,
   Logger,
@@ -55,7 +56,12 @@ interface Attempted {
  * LOCKED and a lease (so replicas never send one at the same time), turns as many new
  * events as there is room for into one delivery per subscription, sends them outside any
  * transaction, then records the outcomes. At least once: a process that dies mid-attempt
- * leaves the delivery to be sent again when its lease runs out. A failed attempt is tried
+ * leaves the delivery to be sent again when its lease runs out. A process whose statement
+ * failed (its connection went, in a failover say) may hold leases it does not know of: a
+ * claim that committed, its answer lost; or outcomes it could not record. Once the
+ * database answers again it ends the leases it holds on deliveries it is not sending
+ * (leases carry the process's id), so that they are sent at once, not when the lease runs
+ * out; those it is sending keep theirs, so no other process sends them meanwhile. A failed attempt is tried
  * again after an exponential back-off with jitter, until WEBHOOK_MAX_ATTEMPTS, then the
  * delivery is failed. Nothing here is on a request's path: a slow receiver costs the
  * worker, never POST /plants. Fair: a subscription has at most
@@ -73,6 +79,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   /** Attempts in flight (until their outcome is recorded), by subscription id. */
   private readonly inFlight = new Map<string, number>();
   private inFlightTotal = 0;
+  /** The deliveries claimed and not released yet, by id: the leases this process uses. */
+  private readonly sending = new Set<string>();
+  /** Written with each claim: the leases this process's claims took. */
+  private readonly leaseOwner = randomUUID();
+  /** A statement failed: a claim may have committed unseen, an outcome gone unrecorded. */
+  private leasesInDoubt = false;
   /** Attempts made whose outcome is not recorded yet. */
   private attempted: Attempted[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -155,11 +167,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     // A claim goes ahead of outcomes waiting to be recorded: deliveries wait for it.
     const claimDue = (count: number) =>
       this.database.run(
-        () => this.webhooks.claimDue(count, leaseMs, perSubscription, this.inFlight),
+        () =>
+          this.webhooks.claimDue(count, leaseMs, perSubscription, this.inFlight, this.leaseOwner),
         true,
       );
     let claimed = 0;
     try {
+      // Before the claim, which then takes them with whatever else is due.
+      if (this.leasesInDoubt && (await this.releaseLeasesInDoubt()) > 0) woken = false;
       if (!woken) claimed += this.send(await claimDue(limit));
       // Events become deliveries only as fast as they are sent: a backlog behind slow
       // receivers stays one event row per plant, not a row per subscription, rewritten.
@@ -183,6 +198,21 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     if (claimed === limit || this.claimAgain) this.poll();
   }
 
+  /** Ends this process's leases on deliveries it is not sending; answers how many. */
+  private async releaseLeasesInDoubt(): Promise<number> {
+    const released = await this.database.run(
+      () => this.webhooks.releaseLeases(this.leaseOwner, this.sending),
+      true,
+    );
+    this.leasesInDoubt = false;
+    if (released > 0) {
+      this.logger.log(
+        `${released} webhook deliveries claimed by this process and not being sent are due again`,
+      );
+    }
+    return released;
+  }
+
   private track(work: Promise<void>): void {
     this.work.add(work);
     void work.finally(() => this.work.delete(work));
@@ -197,6 +227,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         (this.inFlight.get(subscriptionId) ?? 0) + deliveries.length,
       );
       this.inFlightTotal += deliveries.length;
+      for (const { id } of deliveries) this.sending.add(id);
       this.track(this.attemptAndRecord(deliveries));
     }
     return claimed.length;
@@ -247,7 +278,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
           }
           await this.disableFailing(statuses);
         } catch (error) {
-          // Sent or not, the deliveries are due again when their lease runs out.
+          // Sent or not, the deliveries are due again once the database answers (their
+          // leases are released then), or at the latest when their lease runs out.
           this.databaseFails(error as Error);
         } finally {
           this.release(attempted.map(({ delivery }) => delivery));
@@ -287,7 +319,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   private release(deliveries: ClaimedDelivery[]): void {
-    for (const { subscriptionId } of deliveries) {
+    for (const { id, subscriptionId } of deliveries) {
+      this.sending.delete(id);
       const left = (this.inFlight.get(subscriptionId) ?? 1) - 1;
       if (left > 0) this.inFlight.set(subscriptionId, left);
       else this.inFlight.delete(subscriptionId);
@@ -356,6 +389,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   private databaseFails(error: Error): void {
+    this.leasesInDoubt = true;
     if (!this.databaseFailing) {
       this.logger.warn(`webhook deliveries wait for the database: ${error.message}`);
     }

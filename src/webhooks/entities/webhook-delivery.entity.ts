@@ -54,6 +54,10 @@ export class WebhookDelivery {
   @Column({ name: 'next_attempt_at', type: 'timestamptz', default: () => 'now()' })
   nextAttemptAt: Date;
 
+  /** The process whose claim holds the lease until next_attempt_at; null once recorded. */
+  @Column({ name: 'lease_owner', type: 'uuid', nullable: true })
+  leaseOwner: string | null;
+
   /** The event's: when the plant was created. */
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
