@@ -1,8 +1,11 @@
 import { userInfo } from 'node:os';
 
-/** Who made a change: the bearer token of an HTTP request, or a person at the CLI. */
+/**
+ * Who made a change: the bearer token of an HTTP request, a person at the CLI, or the
+ * service itself at its start (what it was started with).
+ */
 export type Actor =
-  { kind: 'token'; tokenId: string; tokenName: string } | { kind: 'cli'; user: string };
+  { kind: 'token'; tokenId: string; tokenName: string } | { kind: 'cli' | 'service'; user: string };
 
 /** The token an HTTP request was authenticated with. */
 export function tokenActor({ tokenId, tokenName }: { tokenId: string; tokenName: string }): Actor {
@@ -15,16 +18,23 @@ export function tokenActor({ tokenId, tokenName }: { tokenId: string; tokenName:
  * environment says, else the uid itself.
  */
 export function cliActor(env: NodeJS.ProcessEnv = process.env): Actor {
-  let user: string | undefined;
-  try {
-    user = userInfo().username;
-  } catch {
-    user = env.USER || env.LOGNAME || `uid ${process.getuid?.() ?? 'unknown'}`;
-  }
-  return { kind: 'cli', user };
+  return { kind: 'cli', user: osUser(env) };
 }
 
-/** The actor as the trail writes it: `token:<name>` or `cli:<OS user>`. */
+/** The service, at its start: the OS account it runs as, found as cliActor finds it. */
+export function serviceActor(env: NodeJS.ProcessEnv = process.env): Actor {
+  return { kind: 'service', user: osUser(env) };
+}
+
+function osUser(env: NodeJS.ProcessEnv): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER || env.LOGNAME || `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
+/** The actor as the trail writes it: `token:<name>`, `cli:<OS user>` or `service:<OS user>`. */
 export function describeActor(actor: Actor): string {
-  return actor.kind === 'token' ? `token:${actor.tokenName}` : `cli:${actor.user}`;
+  return actor.kind === 'token' ? `token:${actor.tokenName}` : `${actor.kind}:${actor.user}`;
 }

@@ -81,6 +81,14 @@ export async function latestDetails(
   return latest?.details;
 }
 
+/** Whether the trail has no row: a new database, which nothing has been done to yet. */
+export async function trailIsEmpty(query: SqlQuery): Promise<boolean> {
+  const [{ empty }] = await query<{ empty: boolean }>(
+    'SELECT NOT EXISTS (SELECT FROM audit_events) AS empty',
+  );
+  return empty;
+}
+
 /**
  * Where the table's chain begins: after the last row the latest archive took away (its
  * `audit_trail.archived` row says which, and with what hash), or at the genesis.

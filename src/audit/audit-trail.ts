@@ -7,6 +7,7 @@ import {
   latestDetails,
   lockChain,
   managerQuery,
+  trailIsEmpty,
 } from './audit-events.repository.js';
 import {
   AUDIT_LOG_CONTEXT,
@@ -58,20 +59,25 @@ export class AuditTrail {
 
   /**
    * Records what `decide` makes of the latest `event` about `subjectId` (its details;
-   * undefined when there is none), unless it makes nothing: a change of state seen by
-   * several processes at once, such as replicas starting with a new configuration, is
-   * recorded once, since each reads the latest record under the chain's lock. True when
-   * it recorded.
+   * undefined when there is none) and of whether the trail is empty, unless it makes
+   * nothing: a change of state seen by several processes at once, such as replicas
+   * starting with a new configuration, is recorded once, since each reads the latest
+   * record under the chain's lock. True when it recorded.
    */
   async recordChange(
     event: AuditEventName,
     subjectId: string,
-    decide: (latest: Record<string, unknown> | undefined) => AuditRecord | undefined,
+    decide: (
+      latest: Record<string, unknown> | undefined,
+      trail: { empty: boolean },
+    ) => AuditRecord | undefined,
   ): Promise<boolean> {
     return this.transaction(async (manager, record) => {
       const query = managerQuery(manager);
       await lockChain(query);
-      const change = decide(await latestDetails(query, event, subjectId));
+      const change = decide(await latestDetails(query, event, subjectId), {
+        empty: await trailIsEmpty(query),
+      });
       if (change) await record(change);
       return change !== undefined;
     });

@@ -1,10 +1,13 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { APP_SCHEMA } from '../app.schema.js';
+import { appendAuditEvent, managerQuery } from '../audit/audit-events.repository.js';
+import { commandAuditLog } from '../audit/command-audit-log.js';
 import { AppConfig, ConfigError } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source.js';
 import { DatabaseServer } from '../database/database-server.js';
 import { sealStoredSecrets } from '../webhooks/secrets/seal-stored-secrets.js';
+import { reEncrypted } from '../webhooks/secrets/webhook-secrets-events.js';
 import {
   SecretKeyError,
   WebhookSecretKeyring,
@@ -33,15 +36,22 @@ async function main(argv: string[]): Promise<void> {
   const dataSource = new DataSource(dataSourceOptions(server.url, config, APP_SCHEMA));
   try {
     await dataSource.initialize();
-    const sealed = await dataSource.transaction((manager) =>
-      sealStoredSecrets(
+    // The record commits with the secrets it describes, or neither does.
+    const { sealed, event } = await dataSource.transaction(async (manager) => {
+      const done = await sealStoredSecrets(
         (sql, parameters) => manager.query(sql, parameters),
         () => keyring,
-        {
-          clearPlaintext: true,
-        },
-      ),
-    );
+        { clearPlaintext: true },
+      );
+      return {
+        sealed: done.sealed,
+        event: await appendAuditEvent(
+          managerQuery(manager),
+          reEncrypted(keyring.currentKeyId, done),
+        ),
+      };
+    });
+    (await commandAuditLog(config))(event);
     process.stdout.write(
       `re-encrypted the secrets of ${sealed} webhook subscription(s) under key "${keyring.currentKeyId}"; no clear copy is left, and none can be stored again\n`,
     );

@@ -20,6 +20,13 @@ const PLAINTEXT_PREFIX = 'whsec_';
  */
 export const CLEAR_SECRETS_RETIRED = 'webhook_subscriptions_clear_secret_retired';
 
+/** Whether the contract step has retired clear secrets already. */
+const CLEAR_SECRETS_RETIRED_ALREADY = `
+  SELECT EXISTS (
+    SELECT FROM pg_constraint WHERE conname = '${CLEAR_SECRETS_RETIRED}'
+      AND conrelid = 'webhook_subscriptions'::regclass
+  ) AS retired`;
+
 /**
  * Retires clear secrets for good, in the contract step's transaction. The table is small
  * (one row per receiver), so validating it holds its lock for a moment; a delivery claim
@@ -53,6 +60,16 @@ const SEAL = `
       secret = CASE WHEN $4::boolean THEN NULL ELSE secret END
   WHERE id = $1`;
 
+/** What sealStoredSecrets did. */
+export interface SealedSecrets {
+  /** Subscriptions whose secrets were encrypted anew. */
+  sealed: number;
+  /** Clear secrets erased (with `clearPlaintext`). */
+  clearErased: number;
+  /** Whether this run added the constraint that retires clear secrets. */
+  clearSecretsRetired: boolean;
+}
+
 /**
  * Encrypts every subscription's secrets under the keyring's first key, each bound to its
  * subscription and column (a previous secret also to its end): those stored in clear (by
@@ -60,13 +77,13 @@ const SEAL = `
  * their purpose only (v1), and those encrypted under any key the keyring holds.
  * `clearPlaintext` erases the clear `secret` column, which only the release before
  * encryption reads, and retires clear secrets for good (the contract step). `keyring` is
- * asked for only when there is something to encrypt. Answers how many subscriptions it sealed.
+ * asked for only when there is something to encrypt.
  */
 export async function sealStoredSecrets(
   query: RunQuery,
   keyring: () => WebhookSecretKeyring,
   { clearPlaintext }: { clearPlaintext: boolean },
-): Promise<number> {
+): Promise<SealedSecrets> {
   const rows = (await query(STORED)) as StoredSecrets[];
   for (const row of rows) {
     const keys = keyring();
@@ -92,6 +109,10 @@ export async function sealStoredSecrets(
       previousSecret === null ? null : row.previous_secret_expires_at,
     ]);
   }
-  if (clearPlaintext) await query(RETIRE_CLEAR_SECRETS);
-  return rows.length;
+  const sealed = rows.length;
+  if (!clearPlaintext) return { sealed, clearErased: 0, clearSecretsRetired: false };
+  const [{ retired }] = (await query(CLEAR_SECRETS_RETIRED_ALREADY)) as { retired: boolean }[];
+  await query(RETIRE_CLEAR_SECRETS);
+  const clearErased = rows.filter(({ secret }) => secret !== null).length;
+  return { sealed, clearErased, clearSecretsRetired: !retired };
 }

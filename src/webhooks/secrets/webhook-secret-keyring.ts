@@ -76,6 +76,11 @@ export class WebhookSecretKeyring {
     return this.keys[0].id;
   }
 
+  /** Every key's id, in order, the one that encrypts first: never a key. */
+  get keyIds(): string[] {
+    return this.keys.map(({ id }) => id);
+  }
+
   /**
    * A key of each for another purpose, named by `purpose` (HKDF-SHA256, RFC 5869), under
    * the same ids and in the same order: what one of them gives away says nothing of the

@@ -1,7 +1,10 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { AuditTrail } from '../../audit/audit-trail.js';
 import { StartRefusedError } from '../../config/refuse-start.js';
+import { isSchemaNotMigratedYet } from '../../database/database-errors.js';
 import { WebhooksRepository } from '../webhooks.repository.js';
 import { SecretKeyError, WebhookSecretKeyring } from './webhook-secret-keyring.js';
+import { CONFIGURED_KEYS, keysChanged } from './webhook-secrets-events.js';
 
 const AT_REST_DOCS = 'docs/operations/webhooks.md#webhook-secrets-at-rest';
 
@@ -10,7 +13,8 @@ const AT_REST_DOCS = 'docs/operations/webhooks.md#webhook-secrets-at-rest';
  * stored, or the service refuses to start, rather than serving and failing every delivery.
  * A wrong key under the right id fails too: AES-GCM authenticates. Clear secrets left by
  * the release before encryption are reported; once the contract step has retired them,
- * none signs.
+ * none signs. Then key ids other than the latest recorded are recorded in the audit trail
+ * (webhook_secrets.keys_changed), once however many replicas start with them.
  */
 @Injectable()
 export class WebhookSecretsCheck implements OnApplicationBootstrap {
@@ -19,6 +23,7 @@ export class WebhookSecretsCheck implements OnApplicationBootstrap {
   constructor(
     private readonly webhooks: WebhooksRepository,
     private readonly keyring: WebhookSecretKeyring,
+    private readonly audit: AuditTrail,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -43,6 +48,28 @@ export class WebhookSecretsCheck implements OnApplicationBootstrap {
     } else if (clearSecrets > 0) {
       this.logger.warn(
         `${clearSecrets} webhook subscription(s) still hold a secret in clear, for replicas of release 1.0.0: once none runs, run npm run webhook-secrets -- re-encrypt (${AT_REST_DOCS})`,
+      );
+    }
+    await this.recordKeyIds();
+  }
+
+  /**
+   * The start goes on without the record when the database refuses it (it takes no
+   * writes, say): the next start that can write records the change, which is still one.
+   * A schema a job has still to migrate has no trail yet.
+   */
+  private async recordKeyIds(): Promise<void> {
+    const { keyIds } = this.keyring;
+    try {
+      await this.audit.recordChange(
+        'webhook_secrets.keys_changed',
+        CONFIGURED_KEYS,
+        (latest, trail) => keysChanged(keyIds, latest, trail),
+      );
+    } catch (error) {
+      if (isSchemaNotMigratedYet(error)) return;
+      this.logger.warn(
+        `the audit trail could not record the WEBHOOK_SECRET_KEYS ids this process started with (${keyIds.join(', ')}): ${(error as Error).message}; the next start records them`,
       );
     }
   }
