@@ -37,6 +37,18 @@ describe('webhooks', () => {
     receivers.push(started);
     return started;
   };
+  /**
+   * Attempts made again after one that got no complete answer in time (at-least-once): the
+   * receiver may have had the first, so a message id may arrive that many times more, and
+   * no more. On a machine that keeps up it is 0, and nothing arrives twice.
+   */
+  const retriedAttempts = async (subscriptionIds: string[]) =>
+    (
+      await api.database.query<{ retried: number }>(
+        `SELECT coalesce(sum(attempts - 1), 0)::integer AS retried FROM webhook_deliveries
+          WHERE subscription_id IN ('${subscriptionIds.join("', '")}')`,
+      )
+    )[0].retried;
   const subscribe = async (url: string): Promise<Subscription> => {
     const response = await webhooks.subscribe({ url });
     expect(response.statusCode).toBe(201);
@@ -355,31 +367,32 @@ describe('webhooks', () => {
       expect(value('webhook_queue_age_seconds')).toBeGreaterThanOrEqual(0);
     });
 
-    it('a second replica (the built service) draining the same outbox sends nothing twice', async () => {
+    it('a second replica (the built service) draining the same outbox sends nothing twice unless an attempt timed out', async () => {
       const { service: replica } = await startService({
         ...FAST_DELIVERY,
         DATABASE_URL: api.database.url,
       });
       try {
         const target = await receiver();
-        await subscribe(target.url);
+        const { id: subscriptionId } = await subscribe(target.url);
         const ids = Array.from({ length: 200 }, () => nextId++);
         await Promise.all(ids.map((id) => plants.create({ id, name: 'Replicated' })));
         const received = await target.waitFor(200);
         await sleep(300);
-        expect(received).toHaveLength(200);
         expect(new Set(received.map(({ headers }) => headers['webhook-id'])).size).toBe(200);
+        expect(received.length - 200).toBeLessThanOrEqual(await retriedAttempts([subscriptionId]));
       } finally {
         await replica.stop();
       }
     });
 
     it(
-      '1,000 creates with two subscriptions: 2,000 deliveries, none of them twice',
+      '1,000 creates with two subscriptions: 2,000 deliveries, none twice unless an attempt timed out and was retried',
       { timeout: 120_000 },
       async () => {
         const targets = [await receiver(), await receiver()];
-        for (const target of targets) await subscribe(target.url);
+        const subscriptionIds: string[] = [];
+        for (const target of targets) subscriptionIds.push((await subscribe(target.url)).id);
         const ids = Array.from({ length: 1000 }, () => nextId++);
         for (let start = 0; start < ids.length; start += 50) {
           const answers = await Promise.all(
@@ -392,11 +405,12 @@ describe('webhooks', () => {
           const received = await target.waitFor(1000, 60_000);
           for (const { headers } of received) messageIds.add(String(headers['webhook-id']));
           const delivered = received.map(({ body }) => (JSON.parse(body) as { id: number }).id);
-          expect(delivered.sort((a, b) => a - b)).toEqual(ids);
+          expect([...new Set(delivered)].sort((a, b) => a - b)).toEqual(ids);
         }
         expect(messageIds.size).toBe(2000);
         await sleep(300);
-        expect(targets.map(({ received }) => received.length)).toEqual([1000, 1000]);
+        const repeats = targets.reduce((sum, { received }) => sum + received.length - 1000, 0);
+        expect(repeats).toBeLessThanOrEqual(await retriedAttempts(subscriptionIds));
       },
     );
 
