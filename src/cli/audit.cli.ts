@@ -90,7 +90,7 @@ async function main(command: string | undefined, argv: string[]): Promise<number
   const { positionals, values } = parseArguments(argv);
   if (command === 'verify' && positionals.length === 0 && values.before === undefined) {
     const checkpoints = parseCheckpoints(values.checkpoint);
-    return withDatabase(async (client) =>
+    return withDatabase('service', async (client) =>
       report(await verifyTrail(client, { archives: values.archive, checkpoints })),
     );
   }
@@ -98,7 +98,7 @@ async function main(command: string | undefined, argv: string[]): Promise<number
     const before = parseBefore(values.before);
     if (positionals.length !== 1) throw new UsageError('archive needs one FILE');
     const [file] = positionals;
-    return withDatabase(async (client, config) => {
+    return withDatabase('owner', async (client, config) => {
       const archived = await archiveTrail(client, { before, file, actor: cliActor() });
       if (!archived) {
         process.stdout.write(
@@ -122,8 +122,13 @@ async function main(command: string | undefined, argv: string[]): Promise<number
   );
 }
 
-/** Runs `work` on a connection of its own to the database. */
+/**
+ * Runs `work` on a connection of its own to the database, as the service's role or as the
+ * tables' owner (DATABASE_MIGRATION_URL's role; DATABASE_URL's when it is unset), whom
+ * alone the trigger lets delete archived rows.
+ */
 async function withDatabase(
+  role: 'service' | 'owner',
   work: (client: pg.Client, config: AppConfig) => Promise<number>,
 ): Promise<number> {
   // The answer is on standard output: the embedded server's start lines stay off it.
@@ -131,10 +136,9 @@ async function withDatabase(
   const config = AppConfig.fromEnvironment();
   const server = await DatabaseServer.connect(config);
   try {
-    // DATABASE_URL's role: the tables' owner, whom alone the trigger lets delete archived
-    // rows, and who may verify as any role that reads the table may.
+    const service = config.databaseDirectUrl ?? server.url;
     const client = new pg.Client({
-      connectionString: config.databaseDirectUrl ?? server.url,
+      connectionString: role === 'owner' ? (server.migrationUrl ?? service) : service,
       application_name: 'plant-store audit',
       connectionTimeoutMillis: config.databaseConnectTimeoutMs,
       statement_timeout: config.databaseStatementTimeoutMs,

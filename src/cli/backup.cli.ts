@@ -14,6 +14,7 @@ import { backUp, type BackupSummary } from '../database/backup/database-backup.j
 import { restore } from '../database/backup/database-restore.js';
 import { dataSourceOptions } from '../database/data-source.js';
 import { DatabaseServer } from '../database/database-server.js';
+import { migrationSettings } from '../database/migrations.js';
 import { storedSecretKeyIds } from '../webhooks/secrets/stored-secret-key-ids.js';
 import {
   SecretKeyError,
@@ -90,7 +91,8 @@ async function main([command, ...args]: string[]): Promise<void> {
       report(`backed up ${contents(summary.header)} to ${written(summary)}`, started);
     } else {
       const service = dataSourceOptions(server.url, config, APP_SCHEMA);
-      const { header, migratedAfter, kept } = await restore(file, service, config, {
+      const settings = { ...config, ...migrationSettings(config, server, APP_SCHEMA) };
+      const { header, migratedAfter, kept } = await restore(file, service, settings, {
         force,
         trustUnsigned,
         keys,

@@ -5,5 +5,10 @@ import { dataSourceOptions } from '../database/data-source.js';
 
 const config = AppConfig.fromEnvironment();
 
-/** The data source the TypeORM CLI loads (`npm run migration:generate`); it needs DATABASE_URL. */
-export default new DataSource(dataSourceOptions(config.databaseUrl ?? '', config, APP_SCHEMA));
+/**
+ * The data source the TypeORM CLI loads (`npm run migration:generate`); it needs
+ * DATABASE_URL, and DATABASE_MIGRATION_URL where another role owns the tables.
+ */
+export default new DataSource(
+  dataSourceOptions(config.databaseMigrationUrl ?? config.databaseUrl ?? '', config, APP_SCHEMA),
+);

@@ -33,7 +33,10 @@ async function main(argv: string[]): Promise<void> {
   const config = AppConfig.fromEnvironment();
   const keyring = WebhookSecretKeyring.load(config);
   const server = await DatabaseServer.connect(config);
-  const dataSource = new DataSource(dataSourceOptions(server.url, config, APP_SCHEMA));
+  // The contract step adds a CHECK: the owner's work, when there is one.
+  const dataSource = new DataSource(
+    dataSourceOptions(server.migrationUrl ?? server.url, config, APP_SCHEMA),
+  );
   try {
     await dataSource.initialize();
     // The record commits with the secrets it describes, or neither does.

@@ -133,6 +133,13 @@ class EnvironmentVariables {
   })
   DATABASE_DIRECT_URL?: string;
 
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/[^\s/]+(\/[^\s]*)?$/, {
+    message:
+      'DATABASE_MIGRATION_URL must be a postgres:// URL, like postgres://owner:pass@host:5432/db',
+  })
+  DATABASE_MIGRATION_URL?: string;
+
   @IsString()
   @MinLength(1, { message: 'DATA_DIR must be a directory path, not empty' })
   DATA_DIR = './data';
@@ -338,6 +345,12 @@ export class AppConfig {
    * database without it, for what needs a session of its own (see session-connection.ts).
    */
   readonly databaseDirectUrl: string | undefined;
+  /**
+   * The same database as the tables' owner, for what changes the schema or erases rows:
+   * migrations, restore, `webhook-secrets re-encrypt`, `audit -- archive`. Unset: the
+   * role of DATABASE_URL does all of it (docs/operations/security.md, "Database roles").
+   */
+  readonly databaseMigrationUrl: string | undefined;
   readonly dataDir: string;
   readonly logLevel: LogLevel;
   /** Requests per minute per token; 0 turns rate limiting off. */
@@ -399,6 +412,7 @@ export class AppConfig {
     this.host = env.HOST;
     this.databaseUrl = env.DATABASE_URL;
     this.databaseDirectUrl = env.DATABASE_DIRECT_URL;
+    this.databaseMigrationUrl = env.DATABASE_MIGRATION_URL;
     this.dataDir = resolve(env.DATA_DIR);
     this.logLevel = env.LOG_LEVEL;
     this.rateLimitPerMinute = env.RATE_LIMIT_PER_MINUTE;
@@ -456,6 +470,11 @@ export class AppConfig {
     if (env.DATABASE_DIRECT_URL !== undefined && env.DATABASE_URL === undefined) {
       throw new ConfigError(
         'Invalid configuration: DATABASE_DIRECT_URL goes with a DATABASE_URL through a pooler; set DATABASE_URL too',
+      );
+    }
+    if (env.DATABASE_MIGRATION_URL !== undefined && env.DATABASE_URL === undefined) {
+      throw new ConfigError(
+        "Invalid configuration: DATABASE_MIGRATION_URL is the owner's URL for DATABASE_URL's database; set DATABASE_URL too (the embedded database makes both roles itself)",
       );
     }
     return new AppConfig(env);

@@ -9,6 +9,11 @@ type SchemaClass = new () => unknown;
 export interface DatabaseSchema {
   entities: SchemaClass[];
   migrations: SchemaClass[];
+  /**
+   * Tables the service's role may only read and append to: the owner grants it no UPDATE
+   * or DELETE there (src/database/service-role.ts).
+   */
+  appendOnly?: string[];
 }
 
 /** A migration's timestamp, the digits its class name ends with. */
@@ -25,5 +30,6 @@ export function gatherSchemas(schemas: DatabaseSchema[]): DatabaseSchema {
     migrations: schemas
       .flatMap(({ migrations }) => migrations)
       .sort((a, b) => timestampOf(a) - timestampOf(b)),
+    appendOnly: schemas.flatMap(({ appendOnly = [] }) => appendOnly),
   };
 }

@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 import type { DatabaseSchema } from './database-schema.js';
 import { DatabaseServer } from './database-server.js';
-import { MigrationsAtStart } from './migrations.js';
+import { DATABASE_SCHEMA, MigrationsAtStart } from './migrations.js';
 
 @Module({
   providers: [{ provide: DatabaseServer, inject: [AppConfig], useFactory: DatabaseServer.connect }],
@@ -23,6 +23,7 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [
+        DatabaseServerModule,
         TypeOrmModule.forRootAsync({
           imports: [DatabaseServerModule],
           inject: [DatabaseServer, AppConfig],
@@ -30,7 +31,7 @@ export class DatabaseModule {
             dataSourceOptions(server.url, config, schema),
         }),
       ],
-      providers: [MigrationsAtStart],
+      providers: [MigrationsAtStart, { provide: DATABASE_SCHEMA, useValue: schema }],
     };
   }
 }

@@ -25,6 +25,13 @@ const execFileAsync = promisify(execFile);
 const DATABASE_NAME = 'plant_store';
 const SUPERUSER = 'postgres';
 /**
+ * The two login roles the service uses, never the superuser: the owner of the database
+ * and its tables (migrations, restore, the contract step, the audit archive), and the
+ * service's, which owns nothing (src/database/service-role.ts grants it its rights).
+ */
+const OWNER = 'plant_store_owner';
+const SERVICE = 'plant_store';
+/**
  * Every process using the server holds this advisory lock shared, on a session of its
  * own, for as long as it uses the server; whoever gets it exclusively is the last one.
  */
@@ -65,11 +72,22 @@ export interface EmbeddedPostgresLogger {
  * by the next one.
  */
 export class EmbeddedPostgresServer {
+  /** The service's role, which owns nothing. */
+  readonly url: string;
+  /** The owner of the database and its tables. */
+  readonly ownerUrl: string;
+  /** The superuser, for what only it may do (a test's database of its own, say). */
+  readonly superuserUrl: string;
+
   private constructor(
-    readonly url: string,
+    port: number,
     private readonly lease: pg.Client,
     private readonly cluster: Cluster,
-  ) {}
+  ) {
+    this.url = cluster.url(port, DATABASE_NAME, SERVICE);
+    this.ownerUrl = cluster.url(port, DATABASE_NAME, OWNER);
+    this.superuserUrl = cluster.url(port, 'postgres', SUPERUSER);
+  }
 
   static async open(
     dataDir: string,
@@ -83,13 +101,18 @@ export class EmbeddedPostgresServer {
       if (port === undefined) {
         started = await cluster.start();
       } else {
-        const lease = await holdLease(cluster.url(port, 'postgres'));
+        const lease = await holdLease(cluster.url(port, 'postgres', SUPERUSER));
         if (lease) {
-          await createDatabaseIfMissing(lease);
+          try {
+            await prepareDatabase(lease, cluster, port, logger);
+          } catch (error) {
+            await lease.end().catch(() => undefined);
+            throw error;
+          }
           logger.log(
             `${started ? 'embedded PostgreSQL listening' : 'joined the embedded PostgreSQL running'} on 127.0.0.1:${port}`,
           );
-          return new EmbeddedPostgresServer(cluster.url(port, DATABASE_NAME), lease, cluster);
+          return new EmbeddedPostgresServer(port, lease, cluster);
         }
       }
       if (Date.now() > deadline) {
@@ -117,7 +140,7 @@ class Cluster {
 
   private constructor(
     private readonly dataDir: string,
-    private readonly password: string,
+    private readonly passwords: Record<string, string>,
     private readonly binaries: Binaries,
     private readonly runProgram: RunProgram,
   ) {
@@ -130,7 +153,11 @@ class Cluster {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     const cluster = new Cluster(
       dataDir,
-      await readOrCreatePassword(dataDir),
+      {
+        [SUPERUSER]: await readOrCreatePassword(dataDir, 'postgres.password'),
+        [OWNER]: await readOrCreatePassword(dataDir, 'owner.password'),
+        [SERVICE]: await readOrCreatePassword(dataDir, 'service.password'),
+      },
       await loadBinaries(),
       runProgram,
     );
@@ -138,8 +165,12 @@ class Cluster {
     return cluster;
   }
 
-  url(port: number, database: string): string {
-    return `postgres://${SUPERUSER}:${encodeURIComponent(this.password)}@127.0.0.1:${port}/${database}`;
+  url(port: number, database: string, role: string): string {
+    return `postgres://${role}:${encodeURIComponent(this.password(role))}@127.0.0.1:${port}/${database}`;
+  }
+
+  password(role: string): string {
+    return this.passwords[role];
   }
 
   /** The port of the server whose postmaster is alive, from its postmaster.pid. */
@@ -190,7 +221,7 @@ class Cluster {
     const workDir = `${this.dir}.init-${process.pid}`;
     const passwordFile = `${workDir}.password`;
     await rm(workDir, { recursive: true, force: true });
-    await writeFile(passwordFile, `${this.password}\n`, { mode: 0o600, flag: 'wx' });
+    await writeFile(passwordFile, `${this.password(SUPERUSER)}\n`, { mode: 0o600, flag: 'wx' });
     try {
       await this.runProgram(this.binaries.initdb, [
         `--pgdata=${workDir}`,
@@ -285,8 +316,8 @@ async function assertOnlyRootControls(dataDir: string): Promise<void> {
  * Written whole or not at all: a process that finds the file reads a complete password,
  * even while another one is creating it.
  */
-async function readOrCreatePassword(dataDir: string): Promise<string> {
-  const file = join(dataDir, 'postgres.password');
+async function readOrCreatePassword(dataDir: string, name: string): Promise<string> {
+  const file = join(dataDir, name);
   if (!existsSync(file)) {
     const draft = `${file}.${process.pid}`;
     await rm(draft, { force: true });
@@ -339,15 +370,90 @@ async function isLastUser(lease: pg.Client): Promise<boolean> {
   }
 }
 
-async function createDatabaseIfMissing(client: pg.Client): Promise<void> {
-  const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
-    DATABASE_NAME,
-  ]);
-  if (rowCount !== 0) return;
-  await client.query(`CREATE DATABASE ${DATABASE_NAME}`).catch((error: { code?: string }) => {
-    // Created by another process at the same moment.
-    if (error.code !== '42P04' && error.code !== '23505') throw error;
-  });
+/** Makes the roles and the database of a server just started or joined, or of an earlier release's. */
+const PREPARE_LOCK_KEY = 0x506c616e7452; // "PlantR"
+
+/**
+ * The two roles, and the database owned by the owner, made when missing, one process at a
+ * time (under an advisory lock on the superuser's session). A data directory of a release
+ * before the two roles holds a database, tables and functions the superuser owns: they
+ * pass to the owner, once (the service's role then gets its rights from the migrations
+ * the service runs at start).
+ */
+async function prepareDatabase(
+  lease: pg.Client,
+  cluster: Cluster,
+  port: number,
+  logger: EmbeddedPostgresLogger,
+): Promise<void> {
+  await lease.query('SELECT pg_advisory_lock($1)', [PREPARE_LOCK_KEY]);
+  try {
+    for (const role of [OWNER, SERVICE]) {
+      const { rowCount } = await lease.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
+      if (rowCount === 0) {
+        await lease.query(
+          `CREATE ROLE ${role} LOGIN PASSWORD ${pg.escapeLiteral(cluster.password(role))}`,
+        );
+      }
+    }
+    const { rows } = await lease.query<{ owner: string }>(
+      'SELECT datdba::regrole::text AS owner FROM pg_database WHERE datname = $1',
+      [DATABASE_NAME],
+    );
+    if (rows.length === 0) {
+      await lease.query(`CREATE DATABASE ${DATABASE_NAME} OWNER ${OWNER}`);
+    } else if (rows[0].owner !== OWNER) {
+      logger.log(
+        `the embedded database and its tables pass from ${rows[0].owner} to the role ${OWNER}; the service connects as ${SERVICE}, which owns nothing`,
+      );
+      await lease.query(`ALTER DATABASE ${DATABASE_NAME} OWNER TO ${OWNER}`);
+      await passToOwner(cluster.url(port, DATABASE_NAME, SUPERUSER));
+    }
+  } finally {
+    await lease.query('SELECT pg_advisory_unlock($1)', [PREPARE_LOCK_KEY]);
+  }
+}
+
+/**
+ * Everything in the public schema that the superuser owns passes to the owner: the
+ * schema itself, tables (their indexes and the sequences of their columns follow),
+ * other sequences, views and functions, in one transaction.
+ */
+async function passToOwner(superuserUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: superuserUrl, connectionTimeoutMillis: 2_000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query(`
+      DO $$
+      DECLARE
+        object record;
+      BEGIN
+        IF (SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'public') <> 'pg_database_owner' THEN
+          ALTER SCHEMA public OWNER TO ${OWNER};
+        END IF;
+        FOR object IN
+          SELECT CASE relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW'
+                 WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END AS kind, oid::regclass::text AS name
+          FROM pg_class
+          WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p', 'v', 'm', 'S')
+            AND relowner <> '${OWNER}'::regrole
+            -- a column's sequence follows its table
+            AND NOT EXISTS (SELECT 1 FROM pg_depend WHERE objid = pg_class.oid AND deptype IN ('a', 'i') AND classid = 'pg_class'::regclass AND refclassid = 'pg_class'::regclass)
+        LOOP
+          EXECUTE format('ALTER %s %s OWNER TO ${OWNER}', object.kind, object.name);
+        END LOOP;
+        FOR object IN
+          SELECT oid::regprocedure::text AS name FROM pg_proc
+          WHERE pronamespace = 'public'::regnamespace AND proowner <> '${OWNER}'::regrole
+        LOOP
+          EXECUTE format('ALTER FUNCTION %s OWNER TO ${OWNER}', object.name);
+        END LOOP;
+      END
+      $$`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 function isAlive(pid: number): boolean {

@@ -1,16 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   DataSource,
   type DataSourceOptions,
+  type Logger as TypeOrmLogger,
   type Migration,
   MigrationExecutor,
   type MigrationInterface,
 } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { isLockNotAvailable } from './database-errors.js';
+import type { DatabaseSchema } from './database-schema.js';
+import { DatabaseServer } from './database-server.js';
 import { postgresPool } from './postgres-pool.js';
+import {
+  grantServiceRole,
+  roleOf,
+  type ServiceRoleGrant,
+  whatTheRoleCouldErase,
+} from './service-role.js';
 import { openSession } from './session-connection.js';
 
 /** The advisory lock that lets one process at a time migrate a database ("PlantM"). */
@@ -18,7 +27,43 @@ const MIGRATION_LOCK_KEY = 0x506c616e744d;
 /** How often a process waiting for another's migrations asks for the lock again. */
 const MIGRATION_LOCK_POLL_MS = 100;
 
-export type MigrationSettings = Pick<AppConfig, 'databaseDirectUrl' | 'migrationLockTimeoutMs'>;
+export type MigrationSettings = Pick<
+  AppConfig,
+  'databaseDirectUrl' | 'databaseMigrationUrl' | 'migrationLockTimeoutMs'
+> & {
+  /** Given with an owner's URL of another role: what the owner grants after migrating. */
+  grant?: ServiceRoleGrant;
+};
+
+/**
+ * Where migrations (and restore) run: as the owner (DATABASE_MIGRATION_URL, or the
+ * embedded database's owner) when there is one, granting DATABASE_URL's role what the
+ * service needs; otherwise as DATABASE_URL's role itself, as before there were two.
+ */
+export function migrationSettings(
+  config: AppConfig,
+  server: DatabaseServer,
+  schema: DatabaseSchema,
+): MigrationSettings {
+  const owner = server.migrationUrl;
+  const role = roleOf(server.url);
+  return {
+    databaseDirectUrl: config.databaseDirectUrl,
+    databaseMigrationUrl: owner,
+    migrationLockTimeoutMs: config.migrationLockTimeoutMs,
+    grant:
+      owner === undefined || roleOf(owner) === role
+        ? undefined
+        : { role, appendOnly: schema.appendOnly ?? [] },
+  };
+}
+
+/** The URL migrations connect to: the owner's, else the service's own PostgreSQL. */
+export function migrationUrl(service: DataSourceOptions, settings: MigrationSettings): string {
+  return (
+    settings.databaseMigrationUrl ?? settings.databaseDirectUrl ?? (service as { url: string }).url
+  );
+}
 
 /**
  * The session settings every migration runs with (scripts/lint-migrations.mjs lints the
@@ -34,6 +79,16 @@ export function migrationSessionSettings({ migrationLockTimeoutMs }: MigrationSe
 } {
   return { lock_timeout: `${migrationLockTimeoutMs}ms`, statement_timeout: '0' };
 }
+
+/** Says nothing: what a migration run has to say, its caller says. */
+const SILENT_LOGGER: TypeOrmLogger = {
+  logQuery: () => undefined,
+  logQueryError: () => undefined,
+  logQuerySlow: () => undefined,
+  logSchemaBuild: () => undefined,
+  logMigration: () => undefined,
+  log: () => undefined,
+};
 
 /**
  * The data source migrations run on: the service's, with a pool of their own whose
@@ -52,7 +107,10 @@ export function migrationDataSourceOptions(
     .join(' ');
   return {
     ...service,
-    url: settings.databaseDirectUrl ?? service.url,
+    url: migrationUrl(service, settings),
+    // TypeORM writes every failed migration on the console; the error itself, the
+    // database's message, is what the caller reports, in one line.
+    logger: SILENT_LOGGER,
     extra: {
       max: 3,
       application_name: 'plant-store migrations',
@@ -78,7 +136,10 @@ async function migrate<T>(
 ): Promise<T> {
   const migrator = await new DataSource(migrationDataSourceOptions(service, settings)).initialize();
   try {
-    const lockSession = await openSession(postgresPool(migrator), settings.databaseDirectUrl);
+    const lockSession = await openSession(
+      postgresPool(migrator),
+      settings.databaseMigrationUrl ?? settings.databaseDirectUrl,
+    );
     try {
       for (;;) {
         const { rows } = await lockSession.client.query<{ locked: boolean }>(
@@ -129,12 +190,32 @@ export function runPendingMigrations(
   settings: MigrationSettings,
 ): Promise<Migration[]> {
   return migrate(service, settings, async (migrator) => {
+    // A query runner of our own, released whatever happens: TypeORM's own keeps its
+    // connection when the migrations table cannot be made (a role without CREATE), and
+    // the pool's end then waited for it.
+    const runner = migrator.createQueryRunner();
+    let applied: Migration[];
     try {
-      return await migrator.runMigrations({ transaction: 'each' });
+      const executor = new MigrationExecutor(migrator, runner);
+      executor.transaction = 'each';
+      applied = await executor.executePendingMigrations();
     } catch (error) {
-      const [failed] = await new MigrationExecutor(migrator).getPendingMigrations();
+      const [failed] = await new MigrationExecutor(migrator, runner)
+        .getPendingMigrations()
+        .catch(() => []);
       throw explained(error, failed?.instance, settings);
+    } finally {
+      await runner.release();
     }
+    // Every run, so that a table a migration added is covered, and a grant made by hand
+    // beyond what the service needs is taken back.
+    if (settings.grant) {
+      const { grant } = settings;
+      await migrator.transaction((manager) =>
+        grantServiceRole((sql, parameters) => manager.query(sql, parameters), grant),
+      );
+    }
+    return applied;
   });
 }
 
@@ -162,20 +243,37 @@ export function revertLastMigration(
   });
 }
 
+/** The application's DatabaseSchema, as DatabaseModule.forRoot was given it. */
+export const DATABASE_SCHEMA = Symbol('DATABASE_SCHEMA');
+
 /**
- * Pending migrations run before the service accepts requests, unless MIGRATIONS_AT_START
- * is false (deployments that run `npm run migration:run` as a job of their own).
+ * Pending migrations run before the service accepts requests, as the owner when there is
+ * one, unless MIGRATIONS_AT_START is false (deployments that run `npm run migration:run`
+ * as a job of their own). Then one warning line if the service's own role could erase
+ * the audit trail (it owns the tables, or is a superuser).
  */
 @Injectable()
 export class MigrationsAtStart implements OnModuleInit {
+  private readonly logger = new Logger('Database');
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly server: DatabaseServer,
+    @Inject(DATABASE_SCHEMA) private readonly schema: DatabaseSchema,
     private readonly config: AppConfig,
   ) {}
 
   async onModuleInit(): Promise<void> {
     if (this.config.migrationsAtStart) {
-      await runPendingMigrations(this.dataSource.options, this.config);
+      await runPendingMigrations(
+        this.dataSource.options,
+        migrationSettings(this.config, this.server, this.schema),
+      );
     }
+    const warning = await whatTheRoleCouldErase(
+      (sql, parameters) => this.dataSource.query(sql, parameters),
+      this.schema.appendOnly ?? [],
+    );
+    if (warning) this.logger.warn(warning);
   }
 }

@@ -99,7 +99,7 @@ const REPLICA_ENV = {
 };
 
 const verify = (database: TestDatabase, ...args: string[]) =>
-  runAuditCli(['verify', ...args], { DATABASE_URL: database.url });
+  runAuditCli(['verify', ...args], { ...database.env });
 
 describe("the audit trail's hash chain", () => {
   const databases: TestDatabase[] = [];
@@ -109,7 +109,10 @@ describe("the audit trail's hash chain", () => {
     const database = await createTestDatabase();
     databases.push(database);
     const config = AppConfig.fromEnvironment({});
-    await runPendingMigrations(dataSourceOptions(database.url, config, APP_SCHEMA), config);
+    await runPendingMigrations(
+      dataSourceOptions(database.url, config, APP_SCHEMA),
+      database.migrationSettings(config),
+    );
     await database.query(`
       INSERT INTO audit_events (event, subject_type, subject_id, actor, details)
       SELECT 'token.created', 'api_token', 'token-' || n, 'cli:alice', jsonb_build_object('n', n)
@@ -212,7 +215,7 @@ describe("the audit trail's hash chain", () => {
           RATE_LIMIT_PER_MINUTE: '0',
           WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
           ...REPLICA_ENV,
-          DATABASE_URL: testApp.database.url,
+          ...testApp.database.env,
         }),
       );
       const before = (await testApp.database.query<ChainRow>(CHAIN)).length;
@@ -392,12 +395,13 @@ describe("the audit trail's hash chain", () => {
       databases.push(database);
       const config = AppConfig.fromEnvironment({});
       const options = dataSourceOptions(database.url, config, APP_SCHEMA);
+      const settings = database.migrationSettings(config);
       const chainAt = APP_SCHEMA.migrations.findIndex(
         ({ name }) => name === 'ChainAuditEvents1795888679849',
       );
       await runPendingMigrations(
         { ...options, migrations: APP_SCHEMA.migrations.slice(0, chainAt) },
-        config,
+        settings,
       );
       const insert = (subject: string) => `
         INSERT INTO audit_events (event, subject_type, subject_id, actor)
@@ -405,7 +409,7 @@ describe("the audit trail's hash chain", () => {
       await database.query(`${insert('a')}; ${insert('b')}`);
       await database.query(`BEGIN; ${insert('rolled back')}; ROLLBACK`);
       await database.query(`${insert('c')}; ${insert('d')}`);
-      await runPendingMigrations(options, config);
+      await runPendingMigrations(options, settings);
       await database.query(insert('after'));
       const rows = await database.query<ChainRow>(CHAIN);
       expect(rows.map(({ id, subject_id }) => `${id} ${subject_id}`)).toEqual([
@@ -433,9 +437,9 @@ describe("the audit trail's hash chain", () => {
       const workDir = await mkdtemp(join(tmpdir(), 'plant-store-audit-'));
       try {
         const file = join(workDir, 'audit.backup.gz');
-        const backup = await runBackupCli('backup', [file], { DATABASE_URL: from.url });
+        const backup = await runBackupCli('backup', [file], { ...from.env });
         expect(backup.code, backup.stderr).toBe(0);
-        const restored = await runBackupCli('restore', [file], { DATABASE_URL: into.url });
+        const restored = await runBackupCli('restore', [file], { ...into.env });
         expect(restored.code, restored.stderr).toBe(0);
       } finally {
         await rm(workDir, { recursive: true, force: true });
@@ -461,7 +465,7 @@ describe("the audit trail's hash chain", () => {
     let first: string;
     let second: string;
 
-    const archive = (before: string, file: string, env = { DATABASE_URL: database.url }) =>
+    const archive = (before: string, file: string, env = { ...database.env }) =>
       runAuditCli(['archive', '--before', before, file], env);
     /** Rows appended now, and the moment after they committed. */
     const append = async (count: number) => {

@@ -84,7 +84,7 @@ describe('the audit trail of management', () => {
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       RATE_LIMIT_PER_MINUTE: '0',
     });
-    env = { DATABASE_URL: started.database.url };
+    env = { ...started.database.env };
     adminToken = (
       await token('create', '--name', 'webhook-admin', '--scopes', 'webhooks:manage')
     ).stdout.trim();

@@ -72,7 +72,7 @@ describe('npm run backup / npm run restore', () => {
       return { kind, env: { DATA_DIR: join(workDir, `data-${++embeddedCount}`) } };
     const database = await createTestDatabase(onPostgres ? {} : { adminUrl: SERVER_ADMIN_URL });
     databases.push(database);
-    return { kind, env: { DATABASE_URL: database.url } };
+    return { kind, env: { ...database.env } };
   };
   const start = async (database: Database, env: Record<string, string>) => {
     const started = await startService({ ...SERVICE_ENV, ...env, ...database.env });
@@ -224,7 +224,7 @@ describe('npm run backup / npm run restore', () => {
   it('restores every row byte for byte: 100,000 plants whose names hold tabs, newlines, backslashes and text beyond ASCII, the identity sequences, and every index and constraint as it was', async () => {
     const [from, into] = [await createTestDatabase(), await createTestDatabase()];
     databases.push(from, into);
-    expect((await runMigrationCli(['run'], { DATABASE_URL: from.url })).code).toBe(0);
+    expect((await runMigrationCli(['run'], { ...from.env })).code).toBe(0);
     await from.query(`
       INSERT INTO plants (id, name, tag)
       SELECT g, 'plant ' || g || E'\\t\\n\\\\.\\r' || chr(233) || chr(128512) || repeat('x', g % 50),
@@ -235,9 +235,9 @@ describe('npm run backup / npm run restore', () => {
       INSERT INTO webhook_deliveries (subscription_id, payload, created_at)
       SELECT id, '{"id": ' || g || '}', now() FROM webhook_subscriptions, generate_series(1, 50) AS g`);
     const file = join(workDir, 'round-trip.backup.gz');
-    const backup = await runBackupCli('backup', [file], { DATABASE_URL: from.url });
+    const backup = await runBackupCli('backup', [file], { ...from.env });
     expect(backup.code, backup.stderr).toBe(0);
-    const restored = await runBackupCli('restore', [file], { DATABASE_URL: into.url });
+    const restored = await runBackupCli('restore', [file], { ...into.env });
     expect(restored.code, restored.stderr).toBe(0);
     const fingerprint = (database: TestDatabase) =>
       database.query(`
@@ -272,15 +272,15 @@ describe('npm run backup / npm run restore', () => {
   it('refuses a backup file cut short, in one line naming it, and leaves the target database empty', async () => {
     const [from, into] = [await createTestDatabase(), await createTestDatabase()];
     databases.push(from, into);
-    expect((await runMigrationCli(['run'], { DATABASE_URL: from.url })).code).toBe(0);
+    expect((await runMigrationCli(['run'], { ...from.env })).code).toBe(0);
     await from.query(
       `INSERT INTO plants (id, name) SELECT g, 'plant ' || g FROM generate_series(1, 100000) AS g`,
     );
     const file = join(workDir, 'cut.backup.gz');
-    expect((await runBackupCli('backup', [file], { DATABASE_URL: from.url })).code).toBe(0);
+    expect((await runBackupCli('backup', [file], { ...from.env })).code).toBe(0);
     const whole = readFileSync(file);
     writeFileSync(file, whole.subarray(0, Math.floor(whole.length / 2)));
-    const restored = await runBackupCli('restore', [file], { DATABASE_URL: into.url });
+    const restored = await runBackupCli('restore', [file], { ...into.env });
     expect(restored.code).toBe(1);
     expect(restored.stderr).toBe(
       `restore: ${file} is damaged or cut short: gzip says "unexpected end of file"\n`,
@@ -293,12 +293,12 @@ describe('npm run backup / npm run restore', () => {
     async () => {
       const [from, into] = [await createTestDatabase(), await createTestDatabase()];
       databases.push(from, into);
-      expect((await runMigrationCli(['run'], { DATABASE_URL: from.url })).code).toBe(0);
+      expect((await runMigrationCli(['run'], { ...from.env })).code).toBe(0);
       await from.query(
         `INSERT INTO plants (id, name) SELECT g, 'plant ' || g FROM generate_series(1, 200000) AS g`,
       );
       const file = join(workDir, 'progress.backup.gz');
-      const backup = await runBackupCliInTerminal('backup', [file], { DATABASE_URL: from.url });
+      const backup = await runBackupCliInTerminal('backup', [file], { ...from.env });
       expect(backup.code, backup.output).toBe(0);
       expect(backup.output).toMatch(
         /\r\x1b\[Kbackup: table \d of \d, plants: [\d,]+ of 200,0\d\d rows/,
@@ -306,7 +306,7 @@ describe('npm run backup / npm run restore', () => {
       // Erased before the last line, which stands alone.
       expect(backup.output).toMatch(/\r\x1b\[Kbacked up [^\r\x1b]+\r?\n$/);
 
-      const restored = await runBackupCliInTerminal('restore', [file], { DATABASE_URL: into.url });
+      const restored = await runBackupCliInTerminal('restore', [file], { ...into.env });
       expect(restored.code, restored.output).toBe(0);
       expect(restored.output).toMatch(
         /\r\x1b\[Krestore: table \d of \d, plants: [\d,]+ of 200,0\d\d rows/,
@@ -317,7 +317,7 @@ describe('npm run backup / npm run restore', () => {
       expect(restored.output).toMatch(/\r\x1b\[Krestored [^\r\x1b]+\r?\n$/);
 
       // Off a terminal, as in a job's log: the last line alone.
-      const quiet = await runBackupCli('backup', [file], { DATABASE_URL: from.url });
+      const quiet = await runBackupCli('backup', [file], { ...from.env });
       expect(quiet.code, quiet.stderr).toBe(0);
       expect(quiet.stderr).toMatch(/^backed up [^\n]+\n$/);
     },

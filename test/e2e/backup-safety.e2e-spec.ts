@@ -79,7 +79,7 @@ describe('npm run backup: the file it writes', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'plant-store-backup-file-'));
     source = await createTestDatabase();
-    env = { DATABASE_URL: source.url };
+    env = { ...source.env };
     expect((await runMigrationCli(['run'], env)).code).toBe(0);
     await source.query(`INSERT INTO plants (id, name) VALUES (1, 'Monstera')`);
   }, 60_000);
@@ -169,7 +169,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
   let workDir: string;
   let source: TestDatabase;
   const databases: TestDatabase[] = [];
-  const sourceEnv = () => ({ DATABASE_URL: source.url });
+  const sourceEnv = () => ({ ...source.env });
   let signed: string;
   const newTarget = async () => {
     const database = await createTestDatabase();
@@ -204,7 +204,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
 
   it('restores a backup whose HMAC verifies', async () => {
     const target = await newTarget();
-    const restored = await runBackupCli('restore', [signed], { DATABASE_URL: target.url });
+    const restored = await runBackupCli('restore', [signed], { ...target.env });
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stderr).toMatch(/^restored .* from .*signed\.backup\.gz in [\d.]+ s\n$/);
     expect(await count(target, 'plants')).toBe(2);
@@ -224,7 +224,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
     );
     writeBackup(file, contents);
     const target = await newTarget();
-    const restored = await runBackupCli('restore', [file], { DATABASE_URL: target.url });
+    const restored = await runBackupCli('restore', [file], { ...target.env });
     expect(restored.code).toBe(1);
     expect(restored.stderr).toBe(
       `restore: ${file} fails its HMAC check under key "test": it was changed after the backup was made, or made under another key of that id; nothing was restored (--trust-unsigned restores it unverified)\n`,
@@ -251,9 +251,9 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
     );
     writeBackup(file, contents);
     const target = await newTarget();
-    expect((await runBackupCli('restore', [signed], { DATABASE_URL: target.url })).code).toBe(0);
+    expect((await runBackupCli('restore', [signed], { ...target.env })).code).toBe(0);
     const restored = await runBackupCli('restore', [file, '--force'], {
-      DATABASE_URL: target.url,
+      ...target.env,
     });
     expect(restored.code).toBe(1);
     expect(restored.stderr).toMatch(
@@ -270,7 +270,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
     writeBackup(file, contents);
     const target = await newTarget();
     const restored = await runBackupCli('restore', [file, '--trust-unsigned'], {
-      DATABASE_URL: target.url,
+      ...target.env,
     });
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stderr).toMatch(
@@ -288,7 +288,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
     contents.rest = [''];
     writeBackup(file, contents);
     const target = await newTarget();
-    const refused = await runBackupCli('restore', [file], { DATABASE_URL: target.url });
+    const refused = await runBackupCli('restore', [file], { ...target.env });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
       `restore: ${file} is not signed (a backup of a release before signing): nothing shows it unaltered; restore it with the keys of the database it was made from, or pass --trust-unsigned to restore it unverified\n`,
@@ -298,7 +298,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
       { plants: null },
     ]);
     const trusted = await runBackupCli('restore', [file, '--trust-unsigned'], {
-      DATABASE_URL: target.url,
+      ...target.env,
     });
     expect(trusted.code, trusted.stderr).toBe(0);
     expect(trusted.stderr).toMatch(
@@ -310,7 +310,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
   it('refuses a backup signed with a key that is not configured, naming it', async () => {
     const target = await newTarget();
     const restored = await runBackupCli('restore', [signed], {
-      DATABASE_URL: target.url,
+      ...target.env,
       WEBHOOK_SECRET_KEYS: key('other', 'o'),
     });
     expect(restored.code).toBe(1);
@@ -322,21 +322,21 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
   it('refuses, before loading, a backup whose webhook secrets are encrypted with a key that is not configured, naming it', async () => {
     const from = await newTarget();
     const keys = `${key('new', 'n')},${key('old', 'o')}`;
-    expect(
-      (await runMigrationCli(['run'], { DATABASE_URL: from.url, WEBHOOK_SECRET_KEYS: keys })).code,
-    ).toBe(0);
+    expect((await runMigrationCli(['run'], { ...from.env, WEBHOOK_SECRET_KEYS: keys })).code).toBe(
+      0,
+    );
     await from.query(
       `INSERT INTO webhook_subscriptions (url, secret_encrypted) VALUES ('http://127.0.0.1:1/hook', 'v2:old:c2VhbGVk')`,
     );
     const file = join(workDir, 'old-key.backup.gz');
     const backup = await runBackupCli('backup', [file], {
-      DATABASE_URL: from.url,
+      ...from.env,
       WEBHOOK_SECRET_KEYS: keys,
     });
     expect(backup.code, backup.stderr).toBe(0);
     const target = await newTarget();
     const restored = await runBackupCli('restore', [file], {
-      DATABASE_URL: target.url,
+      ...target.env,
       WEBHOOK_SECRET_KEYS: key('new', 'n'),
     });
     expect(restored.code).toBe(1);
@@ -361,7 +361,7 @@ describe('npm run restore: what it trusts', { timeout: 120_000 }, () => {
     );
     writeBackup(file, contents);
     const target = await newTarget();
-    const restored = await runBackupCli('restore', [file], { DATABASE_URL: target.url });
+    const restored = await runBackupCli('restore', [file], { ...target.env });
     expect(restored.code).toBe(1);
     expect(restored.stderr).toBe(
       `restore: the backup does not fit the database's schema at migration ${String(contents.header.migration)}: it has plants (${columns}, colour), where the database has (${columns})\n`,
@@ -379,7 +379,7 @@ describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () =>
   const newDatabase = async () => {
     const database = await createTestDatabase();
     databases.push(database);
-    expect((await runMigrationCli(['run'], { DATABASE_URL: database.url })).code).toBe(0);
+    expect((await runMigrationCli(['run'], { ...database.env })).code).toBe(0);
     return database;
   };
   const trail = (database: TestDatabase) =>
@@ -387,7 +387,7 @@ describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () =>
       `SELECT id::int, event, details->>'name' AS subject FROM audit_events ORDER BY id`,
     );
   const token = async (database: TestDatabase, ...args: string[]) => {
-    const { code, stderr } = await runTokenCli(args, { DATABASE_URL: database.url });
+    const { code, stderr } = await runTokenCli(args, { ...database.env });
     expect(code, stderr).toBe(0);
   };
 
@@ -403,7 +403,7 @@ describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () =>
     const database = await newDatabase();
     await token(database, 'create', '--name', 'before');
     const file = join(workDir, 'before.backup.gz');
-    expect((await runBackupCli('backup', [file], { DATABASE_URL: database.url })).code).toBe(0);
+    expect((await runBackupCli('backup', [file], { ...database.env })).code).toBe(0);
     await token(database, 'create', '--name', 'after');
     const before = await trail(database);
     expect(before.map(({ event, subject }) => `${event} ${subject}`)).toEqual([
@@ -413,7 +413,7 @@ describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () =>
     ]);
 
     const restored = await runBackupCli('restore', [file, '--force'], {
-      DATABASE_URL: database.url,
+      ...database.env,
     });
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stderr).toMatch(
@@ -442,10 +442,10 @@ describe('npm run restore --force: the audit trail', { timeout: 120_000 }, () =>
     await token(from, 'create', '--name', 'from-2');
     await token(into, 'create', '--name', 'into-1');
     const file = join(workDir, 'other-history.backup.gz');
-    expect((await runBackupCli('backup', [file], { DATABASE_URL: from.url })).code).toBe(0);
+    expect((await runBackupCli('backup', [file], { ...from.env })).code).toBe(0);
     const before = await trail(into);
 
-    const restored = await runBackupCli('restore', [file, '--force'], { DATABASE_URL: into.url });
+    const restored = await runBackupCli('restore', [file, '--force'], { ...into.env });
     expect(restored.code).toBe(1);
     expect(restored.stderr).toBe(
       `restore: --force would erase rows of audit_events that the backup does not hold as they are (id ${before[0].id}): nothing was restored; restore into a new, empty database instead\n`,

@@ -54,7 +54,7 @@ describe('the release a built service names: its start line, plant_store_build_i
   afterAll(() => database.drop());
 
   async function named(env: Record<string, string>) {
-    const { service, url } = await startService({ DATABASE_URL: database.url, ...env });
+    const { service, url } = await startService({ ...database.env, ...env });
     try {
       return { url, release: await releaseNamed(service, url) };
     } finally {

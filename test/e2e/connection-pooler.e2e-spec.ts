@@ -26,6 +26,7 @@ describe.skipIf(!PGBOUNCER)(
       ({ service, url } = await startService({
         DATABASE_URL: pooler.urlFor(database.url),
         DATABASE_DIRECT_URL: database.url,
+        DATABASE_MIGRATION_URL: database.migrationUrl,
       }));
       token = await issueToken(database.url, 'pooled');
     });
@@ -59,7 +60,7 @@ describe.skipIf(!PGBOUNCER)(
 
     it('hears a revocation within a second, on its direct connection', async () => {
       expect((await call('GET', '/plants?limit=1')).status).toBe(200);
-      const revoked = await runTokenCli(['revoke', 'pooled'], { DATABASE_URL: database.url });
+      const revoked = await runTokenCli(['revoke', 'pooled'], { ...database.env });
       expect(revoked.code).toBe(0);
       await expect
         .poll(async () => (await call('GET', '/plants?limit=1')).status, {

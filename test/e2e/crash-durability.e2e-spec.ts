@@ -111,7 +111,7 @@ describe('kill -9 of the built service in the middle of concurrent creates', () 
     });
 
     it('loses no plant that was answered 200, and starts again at once', async () => {
-      const env = { DATABASE_URL: database.url };
+      const env = { ...database.env };
       const { service, url } = await start(env);
       const token = await issueToken(database.url);
 

@@ -146,7 +146,7 @@ describe('a database outage under steady load (the built service)', () => {
       await database.drop();
     };
     let url: string;
-    ({ service, url } = await startService({ DATABASE_URL: database.url }));
+    ({ service, url } = await startService({ ...database.env }));
     const token = await issueToken(database.url);
 
     const report = await outageUnderLoad(url, token, {

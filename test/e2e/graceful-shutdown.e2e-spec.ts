@@ -127,7 +127,7 @@ describe('a stop answers every request it received (the built service, cold)', (
       for (let run = 0; run < RUNS; run++) {
         // A service just started: its first requests run cold code and look the token up.
         const { service, url } = await startService({
-          DATABASE_URL: database.url,
+          ...database.env,
           SHUTDOWN_DELAY_MS: '0',
         });
         // Every other run, the service is descheduled as a CPU quota does it: stopped while

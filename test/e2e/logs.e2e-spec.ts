@@ -144,7 +144,7 @@ describe('structured logs (the built service)', () => {
 
   it('names the address X-Forwarded-For gives when the peer is a proxy TRUST_PROXY lists', async () => {
     const behindProxies = async (trustProxy: string) => {
-      const proxied = await startService({ DATABASE_URL: database.url, TRUST_PROXY: trustProxy });
+      const proxied = await startService({ ...database.env, TRUST_PROXY: trustProxy });
       try {
         await send(`${proxied.url}/health/live`, {
           headers: { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'log-proxied' },
@@ -164,7 +164,7 @@ describe('structured logs (the built service)', () => {
   it.skipIf(!TERMINAL)('writes readable lines, not JSON, in a terminal', async () => {
     const port = await freePort();
     const terminal = spawnInTerminal({
-      DATABASE_URL: database.url,
+      ...database.env,
       PORT: String(port),
       LOG_LEVEL: 'info',
     });
@@ -217,7 +217,7 @@ describe('structured logs (the built service)', () => {
   it('honours LOG_LEVEL: at warn, start-up and requests write nothing, warnings do', async () => {
     const port = await freePort();
     const quiet = new ServiceProcess({
-      DATABASE_URL: database.url,
+      ...database.env,
       LOG_LEVEL: 'warn',
       PORT: String(port),
     });

@@ -45,7 +45,10 @@ describe('a migration behind a lock on plants (MIGRATION_LOCK_TIMEOUT_MS)', () =
 
   const migrate = (migrations: DatabaseSchema['migrations']) =>
     runPendingMigrations(
-      dataSourceOptions(database.url, config, { entities: APP_SCHEMA.entities, migrations }),
+      dataSourceOptions(database.migrationUrl, config, {
+        entities: APP_SCHEMA.entities,
+        migrations,
+      }),
       config,
     );
   const applied = async () =>

@@ -9,7 +9,11 @@ import {
   startService,
   type ServiceProcess,
 } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  createTestDatabase,
+  TEST_SERVICE_ROLE,
+  type TestDatabase,
+} from '../support/test-database.js';
 
 const REPLICAS = 3;
 
@@ -25,7 +29,7 @@ describe('migrations at start (the built service)', () => {
   it(`lets ${REPLICAS} replicas start together on an empty database: all become ready, and each migration runs once`, async () => {
     database = await createTestDatabase();
     const started = await Promise.all(
-      Array.from({ length: REPLICAS }, () => startService({ DATABASE_URL: database.url })),
+      Array.from({ length: REPLICAS }, () => startService({ ...database.env })),
     );
     services.push(...started.map(({ service }) => service));
 
@@ -41,7 +45,7 @@ describe('migrations at start (the built service)', () => {
   it('leaves the schema alone with MIGRATIONS_AT_START=false, for a job to migrate', async () => {
     database = await createTestDatabase();
     const { service, url } = await startService({
-      DATABASE_URL: database.url,
+      ...database.env,
       MIGRATIONS_AT_START: 'false',
     });
     services.push(service);
@@ -49,8 +53,11 @@ describe('migrations at start (the built service)', () => {
       { plants: null },
     ]);
 
-    const job = await runMigrationCli(['run'], { DATABASE_URL: database.url });
-    expect(job).toMatchObject({ code: 0, stderr: `applied ${MIGRATIONS.length} migration(s)\n` });
+    const job = await runMigrationCli(['run'], { ...database.env });
+    expect(job).toMatchObject({
+      code: 0,
+      stderr: `applied ${MIGRATIONS.length} migration(s); granted role "${TEST_SERVICE_ROLE}" the service's rights\n`,
+    });
     const token = await issueToken(database.url);
     const created = await send(`${url}/plants`, {
       method: 'POST',

@@ -13,7 +13,7 @@ describe('migrations', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     dataSource = await new DataSource(
-      dataSourceOptions(database.url, AppConfig.fromEnvironment({}), APP_SCHEMA),
+      dataSourceOptions(database.migrationUrl, AppConfig.fromEnvironment({}), APP_SCHEMA),
     ).initialize();
   });
   afterAll(async () => {
@@ -51,7 +51,11 @@ describe('migrations run by several processes at once', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const options = dataSourceOptions(database.url, AppConfig.fromEnvironment({}), APP_SCHEMA);
+    const options = dataSourceOptions(
+      database.migrationUrl,
+      AppConfig.fromEnvironment({}),
+      APP_SCHEMA,
+    );
     dataSources = await Promise.all(
       Array.from({ length: PROCESSES }, () => new DataSource(options).initialize()),
     );

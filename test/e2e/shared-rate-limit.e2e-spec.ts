@@ -17,7 +17,7 @@ describe.skipIf(!REDIS_SERVER)(
       redis = await startRedisServer();
       database = await createTestDatabase();
       const env = {
-        DATABASE_URL: database.url,
+        ...database.env,
         REDIS_URL: redis.url,
         RATE_LIMIT_PER_MINUTE: String(LIMIT),
       };

@@ -67,7 +67,7 @@ describe('every documented start command stops cleanly', () => {
     async ({ npmArgs, ctrlC }) => {
       const port = await freePort();
       const npm = new ServiceProcess(
-        { DATABASE_URL: database.url, PORT: String(port), SHUTDOWN_DELAY_MS: '0' },
+        { ...database.env, PORT: String(port), SHUTDOWN_DELAY_MS: '0' },
         { npmArgs, ownProcessGroup: true },
       );
       try {

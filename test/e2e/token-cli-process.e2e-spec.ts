@@ -28,7 +28,7 @@ describe('npm run --silent token, as a process', () => {
   beforeAll(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'plant-store-cli-'));
     database = onPostgres ? await createTestDatabase() : undefined;
-    env = database ? { DATABASE_URL: database.url } : { DATA_DIR: join(workDir, 'data') };
+    env = database ? { ...database.env } : { DATA_DIR: join(workDir, 'data') };
     ({ service, url } = await startService({ ...env, RATE_LIMIT_PER_MINUTE: '0' }));
   });
   afterAll(async () => {
@@ -42,9 +42,12 @@ describe('npm run --silent token, as a process', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^pst_[A-Za-z0-9_-]{43}\n$/);
     // Standard error has the audit trail's line, and nothing else.
-    expect(stderr.trimEnd().split('\n').map((line) => JSON.parse(line))).toEqual([
-      expect.objectContaining({ msg: 'audit event', event: 'token.created' }),
-    ]);
+    expect(
+      stderr
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([expect.objectContaining({ msg: 'audit event', event: 'token.created' })]);
     expect((await createPlant(stdout.trim(), 1)).status).toBe(200);
   });
 

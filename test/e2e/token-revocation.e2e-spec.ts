@@ -37,7 +37,7 @@ describe('a token revoked by another process (the token CLI)', () => {
   async function tokenCli() {
     const cli = await Test.createTestingModule({ imports: [TokenCliModule] })
       .overrideProvider(AppConfig)
-      .useValue(AppConfig.fromEnvironment({ DATABASE_URL: api.database.url, LOG_LEVEL: 'silent' }))
+      .useValue(AppConfig.fromEnvironment({ ...api.database.env, LOG_LEVEL: 'silent' }))
       .compile();
     await cli.init();
     return cli;

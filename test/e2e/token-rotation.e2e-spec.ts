@@ -52,7 +52,7 @@ describe('npm run --silent token -- rotate, beside the running service', () => {
   beforeAll(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'plant-store-rotate-'));
     database = onPostgres ? await createTestDatabase() : undefined;
-    env = database ? { DATABASE_URL: database.url } : { DATA_DIR: join(workDir, 'data') };
+    env = database ? { ...database.env } : { DATA_DIR: join(workDir, 'data') };
     ({ service, url } = await startService({ ...env, RATE_LIMIT_PER_MINUTE: '0' }));
   });
   afterAll(async () => {
@@ -167,7 +167,7 @@ describe('a token rotated by another process (the token CLI)', () => {
   async function tokenCli() {
     const module = await Test.createTestingModule({ imports: [TokenCliModule] })
       .overrideProvider(AppConfig)
-      .useValue(AppConfig.fromEnvironment({ DATABASE_URL: api.database.url, LOG_LEVEL: 'silent' }))
+      .useValue(AppConfig.fromEnvironment({ ...api.database.env, LOG_LEVEL: 'silent' }))
       .compile();
     await module.init();
     return module;

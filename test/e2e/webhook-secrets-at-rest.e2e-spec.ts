@@ -131,7 +131,7 @@ describe('webhook signing secrets encrypted at rest', () => {
     /** Creates a plant through a service started with `keys`, and awaits its delivery. */
     async function deliveredWith(keys: string, id: number) {
       const env = {
-        DATABASE_URL: database.url,
+        ...database.env,
         WEBHOOK_SECRET_KEYS: keys,
         WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       };
@@ -159,18 +159,18 @@ describe('webhook signing secrets encrypted at rest', () => {
     }
 
     it('encrypts a secret the release before stored in clear, keeping the clear copy it still signs with', async () => {
-      const migrated = await runMigrationCli(['run'], { DATABASE_URL: database.url });
+      const migrated = await runMigrationCli(['run'], { ...database.env });
       expect(migrated.code, migrated.stderr).toBe(0);
       // Back to the schema before encryption, where the previous release stores a subscription.
       while ((await applied()).includes('EncryptWebhookSecrets1764300000001')) {
-        const reverted = await runMigrationCli(['revert'], { DATABASE_URL: database.url });
+        const reverted = await runMigrationCli(['revert'], { ...database.env });
         expect(reverted.code, reverted.stderr).toBe(0);
       }
       await database.query(
         `INSERT INTO webhook_subscriptions (url, secret) VALUES ('${receiver.url}', '${legacySecret}')`,
       );
       const encrypted = await runMigrationCli(['run'], {
-        DATABASE_URL: database.url,
+        ...database.env,
         WEBHOOK_SECRET_KEYS: firstKeys,
       });
       expect(encrypted.code, encrypted.stderr).toBe(0);
@@ -188,7 +188,7 @@ describe('webhook signing secrets encrypted at rest', () => {
     it('re-encrypt moves every secret to the first key and erases the clear copy: then only that key is needed', async () => {
       const keys = `${newKey},${firstKeys}`;
       const reencrypted = await runWebhookSecretsCli(['re-encrypt'], {
-        DATABASE_URL: database.url,
+        ...database.env,
         WEBHOOK_SECRET_KEYS: keys,
       });
       expect(reencrypted.code, reencrypted.stderr).toBe(0);
@@ -229,7 +229,7 @@ describe('webhook signing secrets encrypted at rest', () => {
       'refuses to start with %s, in one line, before serving',
       async (_, keys, reason) => {
         const service = new ServiceProcess({
-          DATABASE_URL: database.url,
+          ...database.env,
           WEBHOOK_SECRET_KEYS: keys(),
         });
         const exit = await service.exited;

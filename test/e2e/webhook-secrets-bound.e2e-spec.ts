@@ -35,7 +35,7 @@ describe('webhook secrets bound to their subscription and column', () => {
   let token: string;
   let nextPlant = 1;
   const env = () => ({
-    DATABASE_URL: database.url,
+    ...database.env,
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     WEBHOOK_POLL_INTERVAL_MS: '50',
     RETENTION_SWEEP_INTERVAL_MS: '1000',
@@ -82,7 +82,7 @@ describe('webhook secrets bound to their subscription and column', () => {
     ({ service, url } = await startService(env()));
     const issued = await runTokenCli(
       ['create', '--name', 'operator', '--scopes', 'plants:write,webhooks:manage'],
-      { DATABASE_URL: database.url },
+      { ...database.env },
     );
     expect(issued.code, issued.stderr).toBe(0);
     token = issued.stdout.trim();
@@ -155,7 +155,7 @@ describe('webhook secrets bound to their subscription and column', () => {
   }, 60_000);
 
   it('after the contract step stores no clear secret, and signs with none that is there anyway', async () => {
-    const reencrypted = await runWebhookSecretsCli(['re-encrypt'], { DATABASE_URL: database.url });
+    const reencrypted = await runWebhookSecretsCli(['re-encrypt'], { ...database.env });
     expect(reencrypted.code, reencrypted.stderr).toBe(0);
     expect(reencrypted.stdout).toMatch(/no clear copy is left, and none can be stored again/);
     const clear = generateSigningSecret();

@@ -233,7 +233,7 @@ describe('a delivery sent after a restart, by another process', () => {
     receiver = await WebhookReceiver.start();
     // A failed attempt is retried after about a second, by whichever process is running.
     const env = {
-      DATABASE_URL: database.url,
+      ...database.env,
       ...tracedBy(collector),
       ...WORKER,
       WEBHOOK_RETRY_BASE_MS: '1000',

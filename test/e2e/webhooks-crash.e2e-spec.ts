@@ -27,12 +27,12 @@ describe('kill -9 of the built service between a create and its delivery', () =>
   it('delivers the plant after the restart, once, signed', async () => {
     database = await createTestDatabase();
     receiver = await WebhookReceiver.start();
-    const env = { DATABASE_URL: database.url, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
+    const env = { ...database.env, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
     let url: string;
     ({ service, url } = await startService({ ...env, ...WORKER_ASLEEP }));
     const plantsToken = await issueToken(database.url);
     const hooks = await runTokenCli(['create', '--name', 'hooks', '--scopes', 'webhooks:manage'], {
-      DATABASE_URL: database.url,
+      ...database.env,
     });
     expect(hooks.code).toBe(0);
     const subscribed = await send(`${url}/webhooks`, {

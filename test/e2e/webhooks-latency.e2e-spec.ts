@@ -61,7 +61,7 @@ describe('webhook delivery latency (the built service, woken by the commit)', ()
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     });
     const hooks = await runTokenCli(['create', '--name', 'hooks', '--scopes', 'webhooks:manage'], {
-      DATABASE_URL: service.database.url,
+      ...service.database.env,
     });
     expect(hooks.code).toBe(0);
     manage = { authorization: `Bearer ${hooks.stdout.trim()}` };

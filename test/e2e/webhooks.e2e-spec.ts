@@ -370,7 +370,7 @@ describe('webhooks', () => {
     it('a second replica (the built service) draining the same outbox sends nothing twice unless an attempt timed out', async () => {
       const { service: replica } = await startService({
         ...FAST_DELIVERY,
-        DATABASE_URL: api.database.url,
+        ...api.database.env,
       });
       try {
         const target = await receiver();

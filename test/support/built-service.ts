@@ -247,7 +247,7 @@ export async function startServiceOnTestDatabase(
   options?: ServiceOptions,
 ): Promise<ServiceOnTestDatabase> {
   const database = await createTestDatabase();
-  const { service, url } = await startService({ DATABASE_URL: database.url, ...env }, options);
+  const { service, url } = await startService({ ...database.env, ...env }, options);
   const stop = async () => {
     await service.stop();
     await database.drop();

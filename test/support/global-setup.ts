@@ -22,7 +22,7 @@ export default async function setup(project: TestProject) {
   }
   const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-test-'));
   const server = await EmbeddedPostgresServer.open(dataDir, { log: () => undefined });
-  project.provide('databaseAdminUrl', server.url);
+  project.provide('databaseAdminUrl', server.superuserUrl);
   return async () => {
     await server.close();
     await rm(dataDir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './built-service.js';
 import { whenListening } from './loopback-server.js';
+import { TEST_OWNER_ROLE, TEST_ROLE_PASSWORD, TEST_SERVICE_ROLE } from './test-database.js';
 
 /** Debian's PgBouncer (1.18); `.ci/run` installs it when missing. */
 export const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find(existsSync);
@@ -28,7 +29,7 @@ export interface Pooler {
  * pooling) on a free loopback port, in front of the server `adminUrl` names, for every
  * database on it. Only the addresses differ, and clients are not authenticated by
  * PgBouncer (loopback, the test's own); it logs in to the server with the admin URL's
- * password.
+ * password, or the test roles'.
  */
 export async function startPgBouncer(adminUrl: string): Promise<Pooler> {
   if (!PGBOUNCER) throw new Error('pgbouncer is not installed');
@@ -37,9 +38,14 @@ export async function startPgBouncer(adminUrl: string): Promise<Pooler> {
   const dir = await mkdtemp(join(tmpdir(), 'plant-store-pgbouncer-'));
   const user = decodeURIComponent(server.username);
   const quote = (value: string) => `"${value.replace(/"/g, '""')}"`;
+  const users = [
+    [user, decodeURIComponent(server.password)],
+    // The roles the test databases are used with (test-database.ts).
+    ...[TEST_OWNER_ROLE, TEST_SERVICE_ROLE].map((role) => [role, TEST_ROLE_PASSWORD]),
+  ];
   await writeFile(
     join(dir, 'userlist.txt'),
-    `${quote(user)} ${quote(decodeURIComponent(server.password))}\n`,
+    users.map(([name, password]) => `${quote(name)} ${quote(password)}\n`).join(''),
   );
   await writeFile(
     join(dir, 'pgbouncer.ini'),

@@ -56,7 +56,7 @@ export async function createTestApp(
       RATE_LIMIT_PER_MINUTE: '0',
       WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
       ...env,
-      DATABASE_URL: database.url,
+      ...database.env,
     }),
     customize,
     modules,

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { DataSourceOptions } from 'typeorm';
 import type { ProgressReporter } from '../../common/progress/progress-reporter.js';
-import { type MigrationSettings, runPendingMigrations } from '../migrations.js';
+import { type MigrationSettings, migrationUrl, runPendingMigrations } from '../migrations.js';
 import { type BackupTable, lastMigration, listTables, writeSequences } from './backup-catalog.js';
 import { type BackupHeader, BackupReader } from './backup-file.js';
 import { BackupRefusedError } from './backup-refused.error.js';
@@ -82,8 +82,7 @@ export async function restore(
     }
     assertKeysConfigured(file, header.secretKeyIds ?? [], options.keys);
     const mac = authenticator(reader, header, options);
-    const url = settings.databaseDirectUrl ?? (service as { url: string }).url;
-    const client = await connect(url, settings, 'plant-store restore');
+    const client = await connect(migrationUrl(service, settings), settings, 'plant-store restore');
     let kept: KeptRows[];
     try {
       const current = await lastMigration(client);
