@@ -66,6 +66,12 @@ async function validate(manifest: Manifest): Promise<void> {
 describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)', () => {
   const manifests = KUBECTL ? rendered('deploy/kubernetes') : [];
   const find = (kind: string) => manifests.find((manifest) => manifest.kind === kind)!;
+  /** Every Secret's variables, as one. */
+  const secrets = () =>
+    Object.assign(
+      {},
+      ...manifests.filter(({ kind }) => kind === 'Secret').map(({ stringData }) => stringData),
+    ) as Record<string, string>;
 
   it('holds every object the deployment needs, each valid against the Kubernetes schemas', async () => {
     expect(manifests.map(({ kind }) => kind).sort()).toEqual([
@@ -74,6 +80,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
       'HorizontalPodAutoscaler',
       'Job',
       'PodDisruptionBudget',
+      'Secret',
       'Secret',
       'Service',
     ]);
@@ -140,17 +147,29 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes (rendered with kubectl kustomize)',
   });
 
   it('sets only variables the service reads: its own, and the OpenTelemetry ones it honours', () => {
-    const variables = [
-      ...Object.keys(find('ConfigMap').data!),
-      ...Object.keys(find('Secret').stringData!),
-    ];
+    const variables = [...Object.keys(find('ConfigMap').data!), ...Object.keys(secrets())];
     for (const name of variables) expect([...CONFIG_VARIABLES, ...OTEL_VARIABLES]).toContain(name);
   });
 
+  it("gives the owner's URL (DATABASE_MIGRATION_URL) to the migration Job alone, the API the service's role", () => {
+    const secretNames = (kind: string) =>
+      find(kind)
+        .spec!.template.spec.containers[0].envFrom.flatMap(
+          ({ secretRef }: { secretRef?: { name: string } }) => (secretRef ? [secretRef.name] : []),
+        )
+        .sort();
+    const owning = manifests
+      .filter(({ kind, stringData }) => kind === 'Secret' && stringData?.DATABASE_MIGRATION_URL)
+      .map(({ metadata }) => metadata.name);
+    expect(owning).toHaveLength(1);
+    expect(secretNames('Job')).toContain(owning[0]);
+    expect(secretNames('Deployment')).not.toContain(owning[0]);
+    const role = (url: string) => new URL(url).username;
+    expect(role(secrets().DATABASE_URL)).not.toBe(role(secrets().DATABASE_MIGRATION_URL));
+  });
+
   it('leaves tracing off until an operator sets its endpoint', () => {
-    expect(tracingRequested({ ...find('ConfigMap').data, ...find('Secret').stringData })).toBe(
-      false,
-    );
+    expect(tracingRequested({ ...find('ConfigMap').data, ...secrets() })).toBe(false);
   });
 
   it('routes the Service and the disruption budget to the API pods only, not the migration', () => {
