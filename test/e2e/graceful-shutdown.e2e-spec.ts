@@ -27,7 +27,7 @@ describe('graceful shutdown (the built service)', () => {
   beforeEach(async () => {
     started = await startServiceOnTestDatabase();
     ({ database, service, url, token } = started);
-    lock = new pg.Client({ connectionString: database.url });
+    lock = new pg.Client({ connectionString: database.adminUrl });
     await lock.connect();
   });
   afterEach(async () => {

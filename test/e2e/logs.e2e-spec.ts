@@ -62,7 +62,7 @@ describe('structured logs (the built service)', () => {
 
   it('logs a create whose client left before the answer as abandoned: 499, with the time it was held', async () => {
     // A slow create: its insert waits for this transaction's lock on the table.
-    const locker = new pg.Client({ connectionString: database.url });
+    const locker = new pg.Client({ connectionString: database.adminUrl });
     await locker.connect();
     const request = httpRequest(`${url}/plants`, {
       method: 'POST',

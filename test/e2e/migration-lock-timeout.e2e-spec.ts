@@ -58,7 +58,7 @@ describe('a migration behind a lock on plants (MIGRATION_LOCK_TIMEOUT_MS)', () =
 
   beforeEach(async () => {
     database = await createTestDatabase();
-    blocker = new pg.Client({ connectionString: database.url });
+    blocker = new pg.Client({ connectionString: database.adminUrl });
     await blocker.connect();
   });
   afterEach(async () => {
@@ -85,7 +85,7 @@ describe('a migration behind a lock on plants (MIGRATION_LOCK_TIMEOUT_MS)', () =
     const migrating = migrate([...APP_SCHEMA.migrations, AddPlantsColour1799000000000]);
     const failure = migrating.catch((error: Error) => error);
     // A create arriving meanwhile queues behind the migration's lock request.
-    const writer = new pg.Client({ connectionString: database.url });
+    const writer = new pg.Client({ connectionString: database.adminUrl });
     await writer.connect();
     try {
       await new Promise((resolve) => setTimeout(resolve, LOCK_TIMEOUT_MS / 5));

@@ -71,7 +71,7 @@ describe('the series the alert rules and the dashboard read', () => {
       body.split('\n').filter((line) => line.startsWith('db_table_bytes{'));
     const before = sizes((await send(`${started.url}/metrics`)).body);
     expect(before.length).toBeGreaterThan(0);
-    const locker = new pg.Client({ connectionString: started.database.url });
+    const locker = new pg.Client({ connectionString: started.database.adminUrl });
     await locker.connect();
     try {
       await locker.query('BEGIN');

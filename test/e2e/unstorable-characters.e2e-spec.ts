@@ -37,7 +37,7 @@ describe('POST /plants on a LATIN1 database', () => {
   it('refuses the one name it cannot store with 400, and stores the rest of its batch', async () => {
     // While the table is locked, the two statements the service keeps in flight wait, and
     // every create sent meanwhile gathers into the one statement that follows them.
-    const locker = new pg.Client({ connectionString: api.database.url });
+    const locker = new pg.Client({ connectionString: api.database.adminUrl });
     await locker.connect();
     await locker.query('BEGIN; LOCK TABLE plants IN EXCLUSIVE MODE');
     const batch = Array.from({ length: 9 }, (_, i) => ({

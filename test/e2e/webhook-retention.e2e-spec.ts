@@ -197,7 +197,7 @@ describe('webhook deliveries are kept for WEBHOOK_DELIVERY_RETENTION', () => {
       server = new pg.Client({ connectionString: inject('databaseAdminUrl') });
       await server.connect();
       await server.query(`CREATE ROLE ${role} LOGIN PASSWORD '${role}'`);
-      const owner = new pg.Client({ connectionString: api.database.url });
+      const owner = new pg.Client({ connectionString: api.database.migrationUrl });
       await owner.connect();
       await owner.query(
         `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`,
