@@ -86,14 +86,31 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives the API the database through PgBouncer, and directly for what needs a session', () => {
-    const env = db.environment!;
     const database = (hostAndPort: string) =>
-      `postgres://${env.POSTGRES_USER}:${env.POSTGRES_PASSWORD}@${hostAndPort}/${env.POSTGRES_DB}`;
+      `postgres://plant_store:plant_store@${hostAndPort}/${db.environment!.POSTGRES_DB}`;
     expect(api.environment!.DATABASE_URL).toBe(
       database(`pgbouncer:${pgbouncerConfig.listen_port}`),
     );
     expect(api.environment!.DATABASE_DIRECT_URL).toBe(database('db:5432'));
     expect(migrate.environment!.DATABASE_URL).toBe(database('db:5432'));
+  });
+
+  it('runs the API as a role that owns nothing, the migrations as the owner, neither as the superuser', () => {
+    const roles = readFileSync('deploy/postgres/initdb/00-roles.sql', 'utf8');
+    const owner = new URL(migrate.environment!.DATABASE_MIGRATION_URL);
+    expect(roles).toContain(`CREATE ROLE ${owner.username} LOGIN PASSWORD '${owner.password}';`);
+    expect(roles).toContain(
+      `ALTER DATABASE ${db.environment!.POSTGRES_DB} OWNER TO ${owner.username};`,
+    );
+    expect(roles).toContain("CREATE ROLE plant_store LOGIN PASSWORD 'plant_store';");
+    expect(readFileSync('deploy/pgbouncer/userlist.txt', 'utf8')).toContain(
+      '"plant_store" "plant_store"',
+    );
+    for (const url of [api.environment!.DATABASE_URL, migrate.environment!.DATABASE_URL]) {
+      expect(new URL(url).username).not.toBe(db.environment!.POSTGRES_USER);
+      expect(new URL(url).username).not.toBe(owner.username);
+    }
+    expect(api.environment!.DATABASE_MIGRATION_URL).toBeUndefined();
   });
 
   it('sets only variables the service reads: its own, and the OpenTelemetry ones it honours', () => {
@@ -163,10 +180,13 @@ describe('deploy/pgbouncer: the connection pooler of docker-compose.yml', () => 
     );
   });
 
-  it('logs the API in with the credentials of the db service', () => {
-    const env = db.environment!;
+  it("logs the API in with its own role's credentials, made by the db service's init", () => {
+    const apiUrl = new URL(api.environment!.DATABASE_URL);
     expect(pgbouncerConfig.auth_type).toBe('scram-sha-256');
-    expect(userlist.trim()).toBe(`"${env.POSTGRES_USER}" "${env.POSTGRES_PASSWORD}"`);
+    expect(userlist.trim()).toBe(`"${apiUrl.username}" "${apiUrl.password}"`);
+    expect(readFileSync('deploy/postgres/initdb/00-roles.sql', 'utf8')).toContain(
+      `CREATE ROLE ${apiUrl.username} LOGIN PASSWORD '${apiUrl.password}';`,
+    );
   });
 
   it("is Debian's PgBouncer (1.18 on bookworm), the one the tests run, as an unprivileged user", () => {
@@ -189,7 +209,7 @@ describe('deploy/pgbouncer: the connection pooler of docker-compose.yml', () => 
       readFileSync('.env.example', 'utf8'),
     )![1];
     expect(readFileSync('deploy/postgres/initdb/statement-timeout.sql', 'utf8')).toContain(
-      `ALTER ROLE CURRENT_USER SET statement_timeout = '${Number(defaultMs) / 1000}s';`,
+      `ALTER ROLE plant_store SET statement_timeout = '${Number(defaultMs) / 1000}s';`,
     );
   });
 });

@@ -178,10 +178,25 @@ export class ComposeStack {
     return listed.flatMap((output) => output.split('\n').filter(Boolean));
   }
 
-  /** One SQL query in the db service's psql, its rows as lines of `|`-separated values. */
+  /**
+   * One SQL query in the db service's psql, as its superuser (ALTER SYSTEM, say), its rows
+   * as lines of `|`-separated values.
+   */
   async query(sql: string): Promise<string[]> {
     const output = await this.compose(
-      ['exec', '-T', 'db', 'psql', '-U', DATABASE, '-d', DATABASE, '-v', 'ON_ERROR_STOP=1', '-tA'],
+      [
+        'exec',
+        '-T',
+        'db',
+        'psql',
+        '-U',
+        'postgres',
+        '-d',
+        DATABASE,
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-tA',
+      ],
       sql,
     );
     return output.split('\n').filter(Boolean);
