@@ -64,6 +64,7 @@ it('measures replicas behind the balancer, directly and through PgBouncer', asyn
         {
           DATABASE_URL: pooled ? pooler.urlFor(database.url) : database.url,
           ...(pooled ? { DATABASE_DIRECT_URL: database.url } : {}),
+          DATABASE_MIGRATION_URL: database.migrationUrl,
           RATE_LIMIT_PER_MINUTE: '0',
           LOG_LEVEL: 'warn',
         },
@@ -72,7 +73,7 @@ it('measures replicas behind the balancer, directly and through PgBouncer', asyn
       try {
         if (token === undefined) {
           // The first replicas applied the migrations.
-          token = await issueToken(database.url, 'bench');
+          token = await issueToken(database, 'bench');
           await seedPlants(database.url);
         }
         await expect

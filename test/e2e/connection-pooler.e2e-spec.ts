@@ -28,7 +28,7 @@ describe.skipIf(!PGBOUNCER)(
         DATABASE_DIRECT_URL: database.url,
         DATABASE_MIGRATION_URL: database.migrationUrl,
       }));
-      token = await issueToken(database.url, 'pooled');
+      token = await issueToken(database, 'pooled');
     });
     afterAll(async () => {
       await service?.stop();

@@ -113,7 +113,7 @@ describe('kill -9 of the built service in the middle of concurrent creates', () 
     it('loses no plant that was answered 200, and starts again at once', async () => {
       const env = { ...database.env };
       const { service, url } = await start(env);
-      const token = await issueToken(database.url);
+      const token = await issueToken(database);
 
       const outcomes = await createUntilCrash(url, token, () => service.killProcessGroup());
       expect(await service.exited).toEqual({ code: null, signal: 'SIGKILL' });

@@ -147,7 +147,7 @@ describe('a database outage under steady load (the built service)', () => {
     };
     let url: string;
     ({ service, url } = await startService({ ...database.env }));
-    const token = await issueToken(database.url);
+    const token = await issueToken(database);
 
     const report = await outageUnderLoad(url, token, {
       takeAway: () => database.setReachable(false),

@@ -115,7 +115,7 @@ describe('a stop answers every request it received (the built service, cold)', (
   beforeAll(async () => {
     database = await createTestDatabase();
     // Migrated once, so that each run's start is the service's own, not the migrations'.
-    token = await issueToken(database.url);
+    token = await issueToken(database);
   });
   afterAll(() => database?.drop());
 

@@ -51,7 +51,7 @@ describe("the service's role (DATABASE_URL), granted its rights by migration:run
       ),
     );
     // Audit rows, written as the service writes them: through its own role.
-    for (const name of ['first', 'second', 'third']) await issueToken(database.url, name);
+    for (const name of ['first', 'second', 'third']) await issueToken(database, name);
   }, 120_000);
   afterAll(() => database?.drop());
 

@@ -58,7 +58,7 @@ describe('migrations at start (the built service)', () => {
       code: 0,
       stderr: `applied ${MIGRATIONS.length} migration(s); granted role "${TEST_SERVICE_ROLE}" the service's rights\n`,
     });
-    const token = await issueToken(database.url);
+    const token = await issueToken(database);
     const created = await send(`${url}/plants`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

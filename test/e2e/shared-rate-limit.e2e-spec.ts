@@ -36,7 +36,7 @@ describe.skipIf(!REDIS_SERVER)(
       });
 
     it('counts a token once across every replica', async () => {
-      const token = await issueToken(database.url, 'shared');
+      const token = await issueToken(database, 'shared');
       const statuses = [];
       for (let i = 0; i < LIMIT + 2; i++) statuses.push((await list(i % 2, token)).status);
       expect(statuses).toEqual([...Array(LIMIT).fill(200), 429, 429]);
@@ -47,7 +47,7 @@ describe.skipIf(!REDIS_SERVER)(
     });
 
     it('keeps answering while Redis is down, each replica counting alone', async () => {
-      const token = await issueToken(database.url, 'during-outage');
+      const token = await issueToken(database, 'during-outage');
       await redis.stop();
       const statuses = [];
       for (let i = 0; i < 2 * LIMIT + 2; i++) statuses.push((await list(i % 2, token)).status);

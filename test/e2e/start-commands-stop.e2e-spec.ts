@@ -44,7 +44,7 @@ describe('every documented start command stops cleanly', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     // Migrated once, so that each start is the command's own, not the migrations'.
-    token = await issueToken(database.url);
+    token = await issueToken(database);
   });
   afterAll(() => database?.drop());
 

@@ -137,7 +137,7 @@ describe('webhook signing secrets encrypted at rest', () => {
       };
       const { service, url } = await startService(env);
       try {
-        const token = await issueToken(database.url, `t${id}`);
+        const token = await issueToken(database, `t${id}`);
         const created = await send(`${url}/plants`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

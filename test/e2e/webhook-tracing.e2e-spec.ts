@@ -244,7 +244,7 @@ describe('a delivery sent after a restart, by another process', () => {
     });
     services.push(first.service);
     await subscribe(first.url, database.url, receiver);
-    const plantsToken = await issueToken(database.url);
+    const plantsToken = await issueToken(database);
 
     // The receiver is down: the first attempt fails, and the delivery waits for a retry.
     await receiver.stop();

@@ -30,7 +30,7 @@ describe('kill -9 of the built service between a create and its delivery', () =>
     const env = { ...database.env, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
     let url: string;
     ({ service, url } = await startService({ ...env, ...WORKER_ASLEEP }));
-    const plantsToken = await issueToken(database.url);
+    const plantsToken = await issueToken(database);
     const hooks = await runTokenCli(['create', '--name', 'hooks', '--scopes', 'webhooks:manage'], {
       ...database.env,
     });

@@ -105,6 +105,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
       {
         DATABASE_URL: pooled ? pooler.urlFor(database.url) : database.url,
         ...(pooled ? { DATABASE_DIRECT_URL: database.url } : {}),
+        DATABASE_MIGRATION_URL: database.migrationUrl,
         REDIS_URL: redis.url,
         RATE_LIMIT_PER_MINUTE: String(rateLimitPerMinute),
         SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
@@ -126,7 +127,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
 
     beforeAll(async () => {
       set = await startReplicas(1_000_000);
-      token = await issueToken(database.url, 'load');
+      token = await issueToken(database, 'load');
     });
     afterAll(async () => {
       await set?.stop();
@@ -208,13 +209,13 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
     });
 
     it('refuses a token revoked with the token CLI on every replica within a second', async () => {
-      const revoked = await issueToken(database.url, 'revoked');
+      const revoked = await issueToken(database, 'revoked');
       const targets = [...set.replicas.map(({ url }) => url), set.balancer.url];
       // Each replica has verified the token, so each holds it in its cache.
       expect(await Promise.all(targets.map((url) => list(url, revoked)))).toEqual(
         targets.map(() => 200),
       );
-      const { code } = await runTokenCli(['revoke', 'revoked'], { DATABASE_URL: database.url });
+      const { code } = await runTokenCli(['revoke', 'revoked'], database.env);
       expect(code).toBe(0);
       await Promise.all(
         targets.map((url) =>
@@ -233,7 +234,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
     it(`delivers webhooks at ${DELIVERY.perSecond} creates a second through the balancer, two receivers: p50 ≤ ${DELIVERY.p50Ms} ms, p99 ≤ ${DELIVERY.p99Ms} ms (asserted: ${DELIVERY.p50AssertedMs}, ${DELIVERY.p99AssertedMs}) from the 200`, async () => {
       const hooks = await runTokenCli(
         ['create', '--name', 'hooks', '--scopes', 'webhooks:manage'],
-        { DATABASE_URL: database.url },
+        database.env,
       );
       expect(hooks.code).toBe(0);
       const manage = { authorization: `Bearer ${hooks.stdout.trim()}` };
@@ -493,7 +494,7 @@ describe.each(DATABASE_ROUTES)('three replicas behind HAProxy, $route', ({ poole
     });
 
     it('allows a token the limit once over all replicas, not once per replica', async () => {
-      const token = await issueToken(database.url, 'limited');
+      const token = await issueToken(database, 'limited');
       // Three times the limit at once, spread over the replicas by the balancer. The
       // token's window opens with its first request and lasts a minute: this burst fits
       // in one, so the limit holds exactly.

@@ -253,7 +253,7 @@ export async function startServiceOnTestDatabase(
     await database.drop();
   };
   try {
-    return { database, service, url, token: await issueToken(database.url), stop };
+    return { database, service, url, token: await issueToken(database), stop };
   } catch (error) {
     await stop();
     throw error;
@@ -408,11 +408,18 @@ function runCli(
   });
 }
 
-/** Issues a token for a database the service uses, through the token CLI. */
-export async function issueToken(databaseUrl: string, name = 'ops-test'): Promise<string> {
-  const { code, stdout, stderr } = await runTokenCli(['create', '--name', name], {
-    DATABASE_URL: databaseUrl,
-  });
+/**
+ * Issues a token for a database the service uses, through the token CLI: a test database
+ * with both its roles (the CLI may be the first to migrate it), or a URL.
+ */
+export async function issueToken(
+  database: string | TestDatabase,
+  name = 'ops-test',
+): Promise<string> {
+  const { code, stdout, stderr } = await runTokenCli(
+    ['create', '--name', name],
+    typeof database === 'string' ? { DATABASE_URL: database } : database.env,
+  );
   if (code !== 0) throw new Error(`token create failed: ${stderr}`);
   return stdout.trim();
 }

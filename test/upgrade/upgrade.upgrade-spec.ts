@@ -227,8 +227,9 @@ describe('upgrading the previous release to this tree, and rolling back, under l
     pooler = await startPgBouncer(inject('databaseAdminUrl'));
     for (let index = 0; index < 2; index++) receivers.push(await WebhookReceiver.start());
 
-    // The previous release as it was deployed: its migrations, by its own job.
-    const direct = { DATABASE_URL: database.url };
+    // The previous release as it was deployed: its migrations, by its own job, and one
+    // role for everything (the owner), as every deployment before the two roles.
+    const direct = { DATABASE_URL: database.migrationUrl };
     const migrated = await runMigrationCli(['run'], direct, previous.dir);
     expect(migrated.code, migrated.stderr).toBe(0);
     const tokens = await Promise.all(
@@ -243,8 +244,8 @@ describe('upgrading the previous release to this tree, and rolling back, under l
     set = await ReplicaSet.start(
       REPLICAS,
       {
-        DATABASE_URL: pooler.urlFor(database.url),
-        DATABASE_DIRECT_URL: database.url,
+        DATABASE_URL: pooler.urlFor(database.migrationUrl),
+        DATABASE_DIRECT_URL: database.migrationUrl,
         REDIS_URL: redis.url,
         MIGRATIONS_AT_START: 'false',
         RATE_LIMIT_PER_MINUTE: '1000000',
@@ -283,7 +284,7 @@ describe('upgrading the previous release to this tree, and rolling back, under l
     const before = await load!.take();
     const previousMigrations = await appliedMigrations();
     const migrationStartedAt = performance.now();
-    const migration = await runMigrationCli(['run'], { DATABASE_URL: database.url });
+    const migration = await runMigrationCli(['run'], { DATABASE_URL: database.migrationUrl });
     const migrationMs = Math.round(performance.now() - migrationStartedAt);
     expect(migration.code, migration.stderr).toBe(0);
     expect(await appliedMigrations()).toEqual(CURRENT_MIGRATIONS);
