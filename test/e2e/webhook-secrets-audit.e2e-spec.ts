@@ -39,7 +39,7 @@ describe('webhook secrets in the audit trail', { timeout: 120_000 }, () => {
        WHERE event = '${event}' ORDER BY id`,
     );
   const expectWhole = async () => {
-    const verified = await runAuditCli(['verify'], { DATABASE_URL: database.url });
+    const verified = await runAuditCli(['verify'], { ...database.env });
     expect(verified.code, verified.stderr).toBe(0);
     expect(verified.stdout).toMatch(/^audit trail whole: \d+ row\(s\), ids 1 to \d+, chained/);
   };
@@ -50,7 +50,7 @@ describe('webhook secrets in the audit trail', { timeout: 120_000 }, () => {
       await Promise.all(
         Array.from({ length: count }, async () => {
           const { service } = await startService({
-            DATABASE_URL: database.url,
+            ...database.env,
             WEBHOOK_SECRET_KEYS: keys,
           });
           services.push(service);
@@ -66,7 +66,7 @@ describe('webhook secrets in the audit trail', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const migrated = await runMigrationCli(['run'], { DATABASE_URL: database.url });
+    const migrated = await runMigrationCli(['run'], { ...database.env });
     expect(migrated.code, migrated.stderr).toBe(0);
   });
   afterAll(() => database?.drop());
@@ -77,7 +77,7 @@ describe('webhook secrets in the audit trail', { timeout: 120_000 }, () => {
     await startReplicas(1, TEST_WEBHOOK_SECRET_KEYS);
     expect(await database.query('SELECT id FROM audit_events')).toEqual([]);
 
-    await issueToken(database.url);
+    await issueToken(database);
     const first = await startReplicas(3, TEST_WEBHOOK_SECRET_KEYS);
     const service = `service:${userInfo().username}`;
     expect(await recorded('webhook_secrets.keys_changed')).toEqual([
@@ -163,7 +163,7 @@ describe('webhook secrets in the audit trail', { timeout: 120_000 }, () => {
         ('http://127.0.0.1:9/b', '${generateSigningSecret()}')`);
 
     const sealedOnce = await runWebhookSecretsCli(['re-encrypt'], {
-      DATABASE_URL: database.url,
+      ...database.env,
       WEBHOOK_SECRET_KEYS: keys,
     });
     expect(sealedOnce.code, sealedOnce.stderr).toBe(0);
@@ -193,7 +193,7 @@ describe('webhook secrets in the audit trail', { timeout: 120_000 }, () => {
     });
 
     const again = await runWebhookSecretsCli(['re-encrypt'], {
-      DATABASE_URL: database.url,
+      ...database.env,
       WEBHOOK_SECRET_KEYS: keys,
     });
     expect(again.code, again.stderr).toBe(0);
@@ -206,7 +206,7 @@ describe('webhook secrets in the audit trail', { timeout: 120_000 }, () => {
     // nor the trail change.
     const before = await database.query('SELECT id, secret_encrypted FROM webhook_subscriptions');
     const refused = await runWebhookSecretsCli(['re-encrypt'], {
-      DATABASE_URL: database.url,
+      ...database.env,
       WEBHOOK_SECRET_KEYS: key('fourth'),
     });
     expect(refused.code).toBe(2);
