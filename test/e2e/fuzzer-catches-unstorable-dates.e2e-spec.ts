@@ -6,6 +6,7 @@ import { READINGS_TABLE, readingsModule } from '../fixtures/readings.module.js';
 import type { OpenApiDocument } from '../support/openapi-contract.js';
 import { coverageGaps, fuzzOperations, type FuzzReport } from '../support/operation-fuzzer.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { TEST_OWNER_ROLE, TEST_SERVICE_ROLE } from '../support/test-database.js';
 
 /** RFC 3339's date-time as a pattern: its form, none of its ranges. */
 const RFC_3339_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -24,7 +25,11 @@ describe('the every-operation fuzzer, on a module with a date-time field', () =>
 
   const fuzzReadings = async (takenAt: PropertyDecorator[]): Promise<FuzzReport> => {
     api = await createTestApp({}, undefined, undefined, [readingsModule(takenAt)]);
-    await api.database.query(READINGS_TABLE);
+    // Made as a migration would be: the owner's, the service's role granted its rights.
+    await api.database.query(`${READINGS_TABLE};
+      ALTER TABLE readings OWNER TO ${TEST_OWNER_ROLE};
+      GRANT SELECT, INSERT, UPDATE, DELETE ON readings TO ${TEST_SERVICE_ROLE};
+      GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${TEST_SERVICE_ROLE}`);
     const document = (await api.request({ url: '/openapi.json' })).json<OpenApiDocument>();
     return fuzzOperations(
       {
