@@ -16,6 +16,7 @@ import {
   formatTable,
   machine,
   measure,
+  runBench,
   sql,
   startProdArgs,
   startServer,
@@ -411,16 +412,4 @@ async function cleanUp() {
   }
 }
 
-process.once('exit', () => children.forEach((child) => child.kill('SIGKILL')));
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => cleanUp().finally(() => process.exit(130)));
-}
-
-try {
-  await main();
-} catch (error) {
-  log(`bench: ${error.stack ?? error}`);
-  process.exitCode = 1;
-} finally {
-  await cleanUp();
-}
+await runBench({ main, cleanUp, children });

@@ -387,3 +387,31 @@ export function formatTable(header, rows) {
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
+
+/**
+ * Runs a bench's `main` once: its child servers (`children`) are killed if the process
+ * exits anyway, and `cleanUp` (stop the servers, drop the databases) runs after `main`, on
+ * SIGINT and SIGTERM, and after `timeLimitMs` when one is given, so that an interrupted or
+ * stuck bench leaves nothing behind.
+ */
+export async function runBench({ main, cleanUp, children, timeLimitMs }) {
+  const log = (line) => process.stderr.write(`${line}\n`);
+  process.once('exit', () => children.forEach((child) => child.kill('SIGKILL')));
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => cleanUp().finally(() => process.exit(130)));
+  }
+  if (timeLimitMs !== undefined) {
+    setTimeout(() => {
+      log(`bench: over its time limit of ${timeLimitMs / 1000} s; stopping`);
+      cleanUp().finally(() => process.exit(1));
+    }, timeLimitMs).unref();
+  }
+  try {
+    await main();
+  } catch (error) {
+    log(`bench: ${error.stack ?? error}`);
+    process.exitCode = 1;
+  } finally {
+    await cleanUp();
+  }
+}

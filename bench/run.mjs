@@ -16,6 +16,7 @@ import {
   formatTable,
   machine,
   measure,
+  runBench,
   seedPlants,
   sql,
   startProdArgs,
@@ -378,20 +379,4 @@ async function cleanUp() {
   }
 }
 
-process.once('exit', () => children.forEach((child) => child.kill('SIGKILL')));
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => cleanUp().finally(() => process.exit(130)));
-}
-setTimeout(() => {
-  log(`bench: over its time limit of ${timeLimitMs / 1000} s; stopping`);
-  cleanUp().finally(() => process.exit(1));
-}, timeLimitMs).unref();
-
-try {
-  await main();
-} catch (error) {
-  log(`bench: ${error.stack ?? error}`);
-  process.exitCode = 1;
-} finally {
-  await cleanUp();
-}
+await runBench({ main, cleanUp, children, timeLimitMs });
