@@ -5,6 +5,7 @@ import { runTokenCommand, tokenUsage, UsageError } from '../auth/cli/token-comma
 import { TokenRequestError } from '../auth/token-request.error.js';
 import { TokensService } from '../auth/tokens.service.js';
 import { ConfigError } from '../config/app-config.js';
+import { StderrConsoleLogger } from '../logging/stderr-console-logger.js';
 import { TokenCliModule } from './token-cli.module.js';
 
 /**
@@ -17,8 +18,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${tokenUsage(APP_SCOPES)}\n`);
     return argv.length === 0 ? 2 : 0;
   }
+  // Standard output is the answer: what the modules log while starting, such as the
+  // database role's warning, goes to standard error.
   const app = await NestFactory.createApplicationContext(TokenCliModule, {
-    logger: ['error', 'warn'],
+    logger: new StderrConsoleLogger({ logLevels: ['error', 'warn'] }),
   });
   try {
     return await runTokenCommand(argv, app.get(TokensService), {

@@ -51,6 +51,20 @@ describe('npm run --silent token, as a process', () => {
     expect((await createPlant(stdout.trim(), 1)).status).toBe(200);
   });
 
+  it.runIf(onPostgres)(
+    'create prints only the token when one role does everything: the role warning goes to standard error',
+    async () => {
+      // A deployment without DATABASE_MIGRATION_URL, its one role a superuser.
+      const { code, stdout, stderr } = await runTokenCli(['create', '--name', 'one-role'], {
+        DATABASE_URL: database!.adminUrl,
+      });
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^pst_[A-Za-z0-9_-]{43}\n$/);
+      expect(stderr).toMatch(/is a superuser: it could do anything to the database/);
+      expect((await createPlant(stdout.trim(), 2)).status).toBe(200);
+    },
+  );
+
   it('revoke takes effect on the running service', async () => {
     const { stdout } = await runTokenCli(['create', '--name', 'to-revoke'], env);
     expect((await createPlant(stdout.trim(), 2)).status).toBe(200);
