@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { dirname } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
+import { openNewPrivateFile } from '../../common/files/new-private-file.js';
 import { type ChainedAuditEvent, hex } from './audit-chain.js';
 
 /**
@@ -50,18 +51,15 @@ export interface ArchiveWriter {
  * through a symbolic link (O_NOFOLLOW), readable by its owner only (0600).
  */
 export async function createArchive(path: string): Promise<ArchiveWriter> {
-  const { O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY } = constants;
   let handle;
   try {
-    handle = await open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY, 0o600);
+    handle = await openNewPrivateFile(path);
   } catch (error) {
-    // O_EXCL refuses a symbolic link there too, wherever it points.
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
       throw new ArchiveFileError(`${path} exists: an archive is written to a new file only`);
     }
     throw error;
   }
-  await handle.chmod(0o600);
   const gzip = createGzip();
   // The stream owns the file: it syncs it to disk (flush), then closes it, at the end.
   const file = handle.createWriteStream({ flush: true });

@@ -1,18 +1,10 @@
-import { constants, fstatSync } from 'node:fs';
-import { type FileHandle, lstat, open, rename, unlink } from 'node:fs/promises';
+import { fstatSync } from 'node:fs';
+import { type FileHandle, lstat, rename, unlink } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
+import { openNewPrivateFile } from '../../common/files/new-private-file.js';
 import { BackupRefusedError } from './backup-refused.error.js';
 import { STANDARD_STREAM } from './backup-file.js';
-
-/** A backup holds token hashes and webhook secrets: its owner's to read, no one else's. */
-export const BACKUP_FILE_MODE = 0o600;
-
-/**
- * A new file, never an existing one, nor whatever a symbolic link at its name leads to:
- * the open fails if anything at all is there.
- */
-const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
  * Where a backup is written: `FILE.partial`, created new with mode 0600, then synced and
@@ -50,14 +42,12 @@ export class BackupDestination {
     }
     const path = `${file}.partial`;
     await removeOwnLeftover(path);
-    const handle = await open(path, CREATE_NEW, BACKUP_FILE_MODE).catch((error: unknown) => {
+    const handle = await openNewPrivateFile(path).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       throw new BackupRefusedError(
         `${path} appeared while the backup was starting: is another backup writing to ${file}?`,
       );
     });
-    // The umask may have narrowed the mode the file was created with; it is exactly 0600.
-    await handle.chmod(BACKUP_FILE_MODE);
     // Synced to disk as it is closed, before the rename names it FILE.
     const stream = handle.createWriteStream({ flush: true });
     return new BackupDestination(file, { path, handle, stream });
