@@ -236,22 +236,30 @@ describe.runIf(MODE === 'mixed')('soak: a steady mixed load for minutes (not in 
  * Issue 41's hour without drift, or its five minutes in CI (SOAK_MINUTES): CREATES_PER_SECOND
  * creates a second and as many reads (a plant by id, a page of the list), open loop, with two
  * subscribers on loopback, deliveries kept RETENTION_MINUTES (a twelfth of the run, at least
- * a minute) and swept every twelfth of that. Warm-up is the first retention window: from
- * then on the outbox and the deliveries should hold steady, since as many rows leave as
- * come. Over that measured period it asserts:
- * - each table's size (pg_total_relation_size: indexes and TOAST included) at the end is at
- *   most SIZE_GROWTH × its size at the period's middle;
+ * a minute) and swept every twelfth of that. Warm-up is the first retention window and one
+ * autovacuum naptime: from then on the outbox and the deliveries should hold steady, since
+ * as many rows leave as come, and the space they leave is reused. Over that measured period
+ * it asserts:
+ * - each table's size (pg_total_relation_size: indexes and TOAST included), averaged over
+ *   the period's second half, is at most SIZE_GROWTH × its average over the first half (a
+ *   table that drifts grows from one half to the next; one that churns is a sawtooth of a
+ *   vacuum's period, on which two single samples can differ by the tooth's height);
  * - its dead rows (n_dead_tup) stay bounded: their peak in the period's second half is at
  *   most DEAD_ROWS_GROWTH × that of its first half, or a floor of one sweep's rows (a
  *   table with next to nothing dead has nothing to compare);
  * - delivery p99 (a create's 200 to its receipt) in the last WINDOW is at most P99_GROWTH ×
- *   that of the first WINDOW (ten minutes of the hour, one of the five minutes);
+ *   that of the first WINDOW (ten minutes of the hour, one of the five minutes), or
+ *   P99_JITTER_MS more when that is more;
  * - the service's RSS averaged over the last WINDOW is within RSS_GROWTH of the first's;
  * - no request fails, and every create reaches both subscribers.
  * A server running without autovacuum (CI's: autovacuum = off in its conf.d) would let any
  * table bloat, whatever the service does: there the soak stands in for the launcher, and
  * vacuums each table once a naptime when its dead rows pass autovacuum's threshold, with
- * autovacuum's own cost limit and delay; the report says how often it did.
+ * autovacuum's own cost limit and delay; the report says how often it did. Its naptime
+ * scales with the retention, as the run's other periods do: a fifth of the window (the
+ * hour's 5 min: the default minute; the five minutes' one: 12 s), or the server's if less.
+ * Warm-up ends a naptime after the first retention window: until the first vacuum after
+ * the first sweep, the deliveries' space is not reused and the table only grows.
  */
 const CREATES_PER_SECOND = 100;
 const RETENTION_MINUTES = Math.max(1, Math.round(MINUTES / 12));
@@ -260,8 +268,16 @@ const WINDOW_SECONDS = Math.max(60, (MINUTES * 60) / 6);
 const SIZE_GROWTH = 1.1;
 const DEAD_ROWS_GROWTH = 1.5;
 const P99_GROWTH = 1.25;
+/**
+ * A p99 of a few milliseconds moves by more than a quarter with one collection or one
+ * scheduling delay on two shared cores (4.3 then 5.0 ms on a quiet machine); a worker
+ * falling behind moves it by seconds.
+ */
+const P99_JITTER_MS = 5;
 const RSS_GROWTH = 1.1;
 const DRIFT_TABLES = ['webhook_events', 'webhook_deliveries'] as const;
+/** SQLSTATE of VACUUM (SKIP_LOCKED)'s warning for a table it could not lock. */
+const LOCK_NOT_AVAILABLE = '55P03';
 /**
  * Keep-alive connections the load uses at most: a request beyond them queues (its wait
  * counted), where a client falling behind on a busy machine would otherwise open a
@@ -302,22 +318,33 @@ interface Autovacuum {
  * What autovacuum would do, on a server where it is off, until `until` (performance.now()):
  * once a naptime, VACUUM each table whose dead rows pass the threshold (the table's own
  * autovacuum_vacuum_threshold and _scale_factor where a migration set them). Answers how
- * many times it vacuumed each table.
+ * many times it vacuumed each table. It connects as the tables' owner (`ownerUrl`): for
+ * any other role, VACUUM skips the table with a warning and removes nothing, which it
+ * takes as a failure rather than count. A table skipped for its lock (SKIP_LOCKED, code
+ * 55P03) waits for the next naptime, as autovacuum's would.
  */
 async function standInForAutovacuum(
-  url: string,
+  ownerUrl: string,
   settings: Autovacuum,
+  napSeconds: number,
   until: number,
 ): Promise<Record<string, number>> {
   const vacuums: Record<string, number> = Object.fromEntries(DRIFT_TABLES.map((t) => [t, 0]));
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: ownerUrl });
+  const refusals: string[] = [];
+  let lockedOut = false;
+  client.on('notice', (notice) => {
+    if (notice.severity !== 'WARNING') return;
+    if (notice.code === LOCK_NOT_AVAILABLE) lockedOut = true;
+    else refusals.push(notice.message ?? 'warning');
+  });
   await client.connect();
   try {
     await client.query(
       `SET vacuum_cost_delay = ${Number(settings.autovacuum_vacuum_cost_delay)}; ` +
         `SET vacuum_cost_limit = ${Number(settings.vacuum_cost_limit)}`,
     );
-    const napMs = Number(settings.autovacuum_naptime) * 1000;
+    const napMs = napSeconds * 1000;
     while (performance.now() + napMs < until) {
       await sleep(napMs);
       const { rows } = await client.query<{
@@ -338,8 +365,10 @@ async function standInForAutovacuum(
           Number(own.autovacuum_vacuum_scale_factor ?? settings.autovacuum_vacuum_scale_factor) *
             Number(live);
         if (Number(dead) <= threshold) continue;
+        lockedOut = false;
         await client.query(`VACUUM (SKIP_LOCKED) ${relname}`);
-        vacuums[relname]++;
+        if (refusals.length > 0) throw new Error(`VACUUM ${relname}: ${refusals.join('; ')}`);
+        if (!lockedOut) vacuums[relname]++;
       }
     }
   } finally {
@@ -448,10 +477,13 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
 
     const startedAt = performance.now();
     const deadline = startedAt + MINUTES * 60_000;
-    const standIn =
-      autovacuum.autovacuum === 'on'
-        ? Promise.resolve(undefined)
-        : standInForAutovacuum(started.database.url, autovacuum, deadline);
+    const autovacuumOn = autovacuum.autovacuum === 'on';
+    const naptimeSeconds = autovacuumOn
+      ? Number(autovacuum.autovacuum_naptime)
+      : Math.min(Number(autovacuum.autovacuum_naptime), (RETENTION_MINUTES * 60) / 5);
+    const standIn = autovacuumOn
+      ? Promise.resolve(undefined)
+      : standInForAutovacuum(started.database.migrationUrl, autovacuum, naptimeSeconds, deadline);
     const load = (async () => {
       for (let index = 0; ; index++) {
         const due = startedAt + (index * 1_000) / (2 * CREATES_PER_SECOND);
@@ -582,7 +614,7 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
       samples.at(-1)!.deliveries.push(...takeReceipts());
     }
 
-    const warmUp = RETENTION_MINUTES * 60;
+    const warmUp = RETENTION_MINUTES * 60 + naptimeSeconds;
     const total = MINUTES * 60;
     const middle = warmUp + (total - warmUp) / 2;
     const measured = samples.filter(({ seconds }) => seconds > warmUp);
@@ -601,6 +633,10 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
       );
     const meanRss = (of: DriftSample[]) =>
       round1(of.reduce((sum, { rssMb }) => sum + rssMb, 0) / of.length);
+    /** A table's mean size over samples: a churned table's size is a sawtooth (it grows
+     * between vacuums and shrinks at each), which a single sample lands anywhere on. */
+    const meanBytes = (of: DriftSample[], table: string) =>
+      Math.round(of.reduce((sum, { tables }) => sum + (tables[table]?.bytes ?? 0), 0) / of.length);
     const peakDead = (of: DriftSample[], table: string) =>
       Math.max(...of.map(({ tables }) => tables[table]?.dead ?? 0));
     /** One sweep's rows of a table at this rate: a floor under the dead-row bound. */
@@ -617,6 +653,8 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
             bytesAtWarmUp: measured[0].tables[table]?.bytes,
             bytesAtMiddle: atMiddle.tables[table]?.bytes,
             bytesAtEnd: atEnd.tables[table]?.bytes,
+            bytesMeanFirstHalf: meanBytes(firstHalf, table),
+            bytesMeanSecondHalf: meanBytes(secondHalf, table),
             deadPeakFirstHalf: peakDead(firstHalf, table),
             deadPeakSecondHalf: peakDead(secondHalf, table),
             liveAtEnd: atEnd.tables[table]?.live,
@@ -638,7 +676,7 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
         `mean ${round1(loads.reduce((sum, value) => sum + value, 0) / loads.length)}`,
       vacuumedByTheSoak === undefined
         ? `autovacuum: on (naptime ${autovacuum.autovacuum_naptime} s)`
-        : `autovacuum: OFF on this server; the soak stood in for it, vacuuming ${JSON.stringify(vacuumedByTheSoak)}`,
+        : `autovacuum: OFF on this server; the soak stood in for it (naptime ${naptimeSeconds} s), vacuuming ${JSON.stringify(vacuumedByTheSoak)}`,
       '',
       '```json',
       JSON.stringify(figures, null, 2),
@@ -670,16 +708,18 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
       early: 0,
     });
     for (const table of DRIFT_TABLES) {
-      const { bytesAtMiddle, bytesAtEnd, deadPeakFirstHalf, deadPeakSecondHalf } =
+      const { bytesMeanFirstHalf, bytesMeanSecondHalf, deadPeakFirstHalf, deadPeakSecondHalf } =
         figures.tables[table];
-      expect(bytesAtEnd, `${table}: bytes at the end`).toBeLessThanOrEqual(
-        SIZE_GROWTH * bytesAtMiddle!,
+      expect(bytesMeanSecondHalf, `${table}: mean size over the second half`).toBeLessThanOrEqual(
+        SIZE_GROWTH * bytesMeanFirstHalf,
       );
       expect(deadPeakSecondHalf, `${table}: peak of dead rows`).toBeLessThanOrEqual(
         Math.max(DEAD_ROWS_GROWTH * deadPeakFirstHalf, sweepRows),
       );
     }
-    expect(figures.p99LastWindowMs).toBeLessThanOrEqual(P99_GROWTH * figures.p99FirstWindowMs);
+    expect(figures.p99LastWindowMs).toBeLessThanOrEqual(
+      Math.max(P99_GROWTH * figures.p99FirstWindowMs, figures.p99FirstWindowMs + P99_JITTER_MS),
+    );
     expect(figures.rssLastWindowMb).toBeLessThanOrEqual(RSS_GROWTH * figures.rssFirstWindowMb);
   });
 });
