@@ -1,5 +1,5 @@
-// `node bench/backup.mjs` (after `npm run build`): how long `npm run backup` and
-// `npm run restore` take, how large the file is and each command's peak memory, for
+// `npm run bench:backup` (the project's Node.js, which the commands then run on): how long
+// `npm run backup` and `npm run restore` take, how large the file is and each command's peak memory, for
 // BENCH_BACKUP_PLANTS plants (1,000,000), on the embedded PostgreSQL and on the local
 // server (BENCH_ADMIN_URL, postgres://postgres@127.0.0.1:5432/postgres); there also
 // pg_dump -Fc and pg_restore, when Debian's are installed, for comparison (the restore's

@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 import type { DatabaseSchema } from './database-schema.js';
 import { DatabaseServer } from './database-server.js';
-import { DATABASE_SCHEMA, MigrationsAtStart } from './migrations.js';
+import { DATABASE_SCHEMA, MigrationsAtStart } from './migrations-at-start.js';
 
 @Module({
   providers: [{ provide: DatabaseServer, inject: [AppConfig], useFactory: DatabaseServer.connect }],
