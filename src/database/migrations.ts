@@ -12,11 +12,7 @@ import { isLockNotAvailable } from './database-errors.js';
 import type { DatabaseSchema } from './database-schema.js';
 import type { DatabaseServer } from './database-server.js';
 import { postgresPool } from './postgres-pool.js';
-import {
-  grantServiceRole,
-  roleOf,
-  type ServiceRoleGrant,
-} from './service-role.js';
+import { grantServiceRole, roleOf, type ServiceRoleGrant } from './service-role.js';
 import { openSession } from './session-connection.js';
 
 /** The advisory lock that lets one process at a time migrate a database ("PlantM"). */
