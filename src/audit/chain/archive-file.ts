@@ -1,10 +1,10 @@
-import { constants, createReadStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { once } from 'node:events';
-import { dirname } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { openNewPrivateFile } from '../../common/files/new-private-file.js';
+import { syncDirectoryOf } from '../../common/files/sync-directory.js';
 import { type ChainedAuditEvent, hex } from './audit-chain.js';
 
 /**
@@ -73,12 +73,7 @@ export async function createArchive(path: string): Promise<ArchiveWriter> {
     finish: async () => {
       gzip.end();
       await written;
-      const directory = await open(dirname(path), constants.O_RDONLY);
-      try {
-        await directory.sync();
-      } finally {
-        await directory.close();
-      }
+      await syncDirectoryOf(path);
     },
     discard: async () => {
       gzip.destroy();

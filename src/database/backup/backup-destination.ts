@@ -3,6 +3,7 @@ import { type FileHandle, lstat, rename, unlink } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { openNewPrivateFile } from '../../common/files/new-private-file.js';
+import { syncDirectoryOf } from '../../common/files/sync-directory.js';
 import { BackupRefusedError } from './backup-refused.error.js';
 import { STANDARD_STREAM } from './backup-file.js';
 
@@ -54,13 +55,15 @@ export class BackupDestination {
   }
 
   /**
-   * Once everything is received: the data on disk, then the name FILE; the file's size.
+   * Once everything is received: the data on disk, then the name FILE, on disk too; the
+   * file's size.
    */
   async commit(): Promise<number | undefined> {
     if (!this.draft) return undefined;
     const { path } = this.draft;
     const { size } = await lstat(path);
     await rename(path, this.file);
+    await syncDirectoryOf(this.file);
     return size;
   }
 
