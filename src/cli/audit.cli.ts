@@ -1,3 +1,4 @@
+import './compile-cache.js';
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';

@@ -1,3 +1,4 @@
+import './compile-cache.js';
 import 'reflect-metadata';
 import { APP_SCHEMA } from '../app.schema.js';
 import { AppConfig } from '../config/app-config.js';

@@ -1,3 +1,4 @@
+import './compile-cache.js';
 import 'reflect-metadata';
 import { writeFile } from 'node:fs/promises';
 import { NestFactory } from '@nestjs/core';

@@ -1,3 +1,4 @@
+import './compile-cache.js';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { APP_SCOPES } from '../app.scopes.js';

@@ -1,3 +1,4 @@
+import './compile-cache.js';
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { APP_SCHEMA } from '../app.schema.js';

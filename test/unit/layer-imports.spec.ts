@@ -55,6 +55,15 @@ describe('src/cli', () => {
       importsOutside(SRC, (file, target) => within(file, CLI) || !within(target, CLI)),
     ).toEqual([]);
   });
+
+  it('enables the compile cache before any other import, in every command', () => {
+    const commands = sourceFiles(CLI).filter((file) => file.endsWith('.cli.ts'));
+    expect(commands.length).toBeGreaterThan(0);
+    const late = commands.filter(
+      (file) => !readFileSync(file, 'utf8').startsWith("import './compile-cache.js';\n"),
+    );
+    expect(late.map((file) => relative(SRC, file))).toEqual([]);
+  });
 });
 
 describe('src/common', () => {

@@ -94,14 +94,15 @@ export async function restore(
       }
       await runPendingMigrations(
         { ...service, migrations: migrations.slice(0, backupAt + 1).map(({ type }) => type) },
-        settings,
+        { ...settings, flushedByNextCommit: true },
       );
       kept = await load(client, reader, header, mac, options);
     } finally {
       await client.end().catch(() => undefined);
     }
-    const migratedAfter = await runPendingMigrations(service, settings);
-    return { header, migratedAfter: migratedAfter.length, kept };
+    const newer = migrations.length - (backupAt + 1);
+    const migratedAfter = newer > 0 ? (await runPendingMigrations(service, settings)).length : 0;
+    return { header, migratedAfter, kept };
   } finally {
     options.progress?.finish();
     reader.close();
