@@ -664,20 +664,23 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
       rssFirstWindowMb: meanRss(firstWindow),
       rssLastWindowMb: meanRss(lastWindow),
       tables: Object.fromEntries(
-        DRIFT_TABLES.map((table) => [
-          table,
-          {
-            bytesAtWarmUp: measured[0].tables[table]?.bytes,
-            bytesAtMiddle: atMiddle.tables[table]?.bytes,
-            bytesAtEnd: atEnd.tables[table]?.bytes,
-            bytesMeanSecondHalf: sizeTrend(secondHalf, table).mean,
-            bytesGrowthSecondHalf: sizeTrend(secondHalf, table).growth,
-            deadPeakFirstHalf: peakDead(firstHalf, table),
-            deadPeakSecondHalf: peakDead(secondHalf, table),
-            liveAtEnd: atEnd.tables[table]?.live,
-            autovacuums: atEnd.tables[table]?.autovacuums,
-          },
-        ]),
+        DRIFT_TABLES.map((table) => {
+          const secondHalfSize = sizeTrend(secondHalf, table);
+          return [
+            table,
+            {
+              bytesAtWarmUp: measured[0].tables[table]?.bytes,
+              bytesAtMiddle: atMiddle.tables[table]?.bytes,
+              bytesAtEnd: atEnd.tables[table]?.bytes,
+              bytesMeanSecondHalf: secondHalfSize.mean,
+              bytesGrowthSecondHalf: secondHalfSize.growth,
+              deadPeakFirstHalf: peakDead(firstHalf, table),
+              deadPeakSecondHalf: peakDead(secondHalf, table),
+              liveAtEnd: atEnd.tables[table]?.live,
+              autovacuums: atEnd.tables[table]?.autovacuums,
+            },
+          ] as const;
+        }),
       ),
     };
     const loads = samples.map(({ loadAverage }) => loadAverage);
