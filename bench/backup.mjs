@@ -105,7 +105,10 @@ async function measure(name, source, target, file) {
 
 function median(...values) {
   const sorted = values.toSorted((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle)
+    ? (sorted[middle - 1] + sorted[middle]) / 2
+    : sorted[Math.floor(middle)];
 }
 
 /** Drops the databases made on the server so far (a round's, to keep the disk free). */

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +87,18 @@ describe('npm run --silent token, as a process', () => {
     const { code, stdout, stderr } = await runTokenCli(['create'], env);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     expect(stderr).toMatch(/^token: token create needs --name NAME\nUsage:/);
+  });
+
+  it("keeps the compiled code of the modules it loaded for the next command (Node's compile cache)", async () => {
+    // Where Node.js keeps it by default: the temporary directory's node-compile-cache.
+    const temporary = join(workDir, 'tmp');
+    await mkdir(temporary);
+    const { code } = await runTokenCli(['create'], { ...env, TMPDIR: temporary });
+    expect(code).toBe(2);
+    const cache = join(temporary, 'node-compile-cache');
+    expect(existsSync(cache) ? readdirSync(cache, { recursive: true }).length : 0).toBeGreaterThan(
+      0,
+    );
   });
 
   it('works with the service stopped, and leaves no database server behind', async () => {
