@@ -32,7 +32,7 @@ const env = process.env;
 const settings = {
   ...benchSettings(env, { rounds: 3, connections: '1,16,64' }),
   adminUrl: env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  /** BENCH_PROFILE=1: a CPU profile of the product, in bench/results/profiles/. */
+  /** BENCH_PROFILE=1: CPU profiles of the product and the floor, in bench/results/profiles/. */
   profile: env.BENCH_PROFILE === '1',
   /** BENCH_SLOW_SUBSCRIBERS=N: N webhook subscriptions whose receivers answer after 2 s. */
   slowSubscribers: Number(env.BENCH_SLOW_SUBSCRIBERS ?? 0),
@@ -219,7 +219,13 @@ async function main() {
   const yardsticks = [await startServer('reference', ['bench/reference/server.mjs'])];
   if (settings.floor) {
     // The floor runs with the product's Node flags: they are a deployment choice, not code.
-    yardsticks.push(await startServer('floor', [...nodeFlags, 'dist/bench/floor/floor.js']));
+    yardsticks.push(
+      await startServer('floor', [
+        ...(settings.profile ? profileArgs : []),
+        ...nodeFlags,
+        'dist/bench/floor/floor.js',
+      ]),
+    );
   }
   for (const tracing of TRACED.filter(({ of }) => of === 'floor')) {
     yardsticks.push(await startTraced(tracing));

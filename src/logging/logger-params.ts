@@ -52,9 +52,14 @@ export async function loggerParams(config: AppConfig, destination: Destination):
     ...(tracing().enabled && { mixin: traceFields }),
   };
   const stream = destination === 1 ? process.stdout : process.stderr;
+  // No request middleware: the lines that concern a request name its id themselves
+  // (RequestLogService, HttpErrorFilter). nestjs-pino's would bind a child logger to
+  // each request, and its mere presence has Fastify's middleware engine (middie) build
+  // the request's address, host and query for every request.
+  const http = { forRoutes: [] };
   if (chooseLogFormat(config, stream.isTTY === true) === 'json') {
-    if (destination === 1) return { pinoHttp: options };
-    return { pinoHttp: [options, fileDestination({ dest: 2, sync: true })] };
+    if (destination === 1) return { ...http, pinoHttp: options };
+    return { ...http, pinoHttp: [options, fileDestination({ dest: 2, sync: true })] };
   }
   // Loaded only for a terminal: JSON output, the production case, never pays for it.
   const { default: pretty } = await import('pino-pretty');
@@ -65,5 +70,5 @@ export async function loggerParams(config: AppConfig, destination: Destination):
     ignore: 'pid,hostname,context',
     messageFormat: '{if context}[{context}] {end}{msg}',
   });
-  return { pinoHttp: [options, readable] };
+  return { ...http, pinoHttp: [options, readable] };
 }

@@ -5,8 +5,8 @@ import { loggerParams } from './logger-params.js';
 import { RequestLogService } from './request-log.service.js';
 
 /**
- * Lines on stdout (pino through nestjs-pino): Nest's own logs, the services' logs (bound
- * to the request id while a request is handled) and one line per request.
+ * Lines on stdout (pino through nestjs-pino): Nest's own logs, the services' logs and one
+ * line per request. The request's line and the errors it ran into name its request id.
  */
 @Module({
   imports: [

@@ -11,6 +11,7 @@ import { poolerSafe, type Statement } from '../database/pooler-safe-statement.js
 import { isDataException } from '../database/database-errors.js';
 import { postgresPool } from '../database/postgres-pool.js';
 import { retryRefused } from '../database/retry-refused.js';
+import { runStatement } from '../database/run-statement.js';
 import { CreatedPlantsOutbox } from './created-plants-outbox.js';
 import { Plant } from './entities/plant.entity.js';
 import { PLANTS_BY_ID } from './plants-keyset.js';
@@ -200,7 +201,7 @@ export class PlantsRepository implements OnApplicationBootstrap {
     }
     // One statement, which a refusal leaves undone: safe to send again.
     const { rows } = await retryRefused(() =>
-      this.pool.query<{ id: string }>({ ...this.insertBatchStatement, values }),
+      runStatement<{ id: string }>(this.pool, this.insertBatchStatement, values),
     );
     const inserted = new Set(rows.map(({ id }) => BigInt(id)));
     return plants.map((plant) => inserted.has(plant.id) && firstById.get(plant.id) === plant);
@@ -208,20 +209,18 @@ export class PlantsRepository implements OnApplicationBootstrap {
 
   private async insertOne({ id, name, tag, traceContext }: PlantToInsert): Promise<boolean> {
     const { rowCount } = await retryRefused(() =>
-      this.pool.query({
-        ...this.insertOneStatement,
-        values: [id.toString(), name, tag, traceContext],
-      }),
+      runStatement(this.pool, this.insertOneStatement, [id.toString(), name, tag, traceContext]),
     );
     return rowCount === 1;
   }
 
   private async findBatch(ids: bigint[]): Promise<(Plant | null)[]> {
     if (ids.length === 1) return [await this.findOne(ids[0])];
-    const { rows } = await this.pool.query<{ id: string; name: string; tag: string | null }>({
-      ...this.findByIdsStatement,
-      values: [ids.map(String)],
-    });
+    const { rows } = await runStatement<{ id: string; name: string; tag: string | null }>(
+      this.pool,
+      this.findByIdsStatement,
+      [ids.map(String)],
+    );
     const found = new Map(rows.map((row) => [BigInt(row.id), row]));
     return ids.map((id) => {
       const row = found.get(id);
@@ -230,10 +229,11 @@ export class PlantsRepository implements OnApplicationBootstrap {
   }
 
   private async findOne(id: bigint): Promise<Plant | null> {
-    const { rows } = await this.pool.query<{ name: string; tag: string | null }>({
-      ...this.findByIdStatement,
-      values: [id.toString()],
-    });
+    const { rows } = await runStatement<{ name: string; tag: string | null }>(
+      this.pool,
+      this.findByIdStatement,
+      [id.toString()],
+    );
     return rows.length === 0 ? null : { id, name: rows[0].name, tag: rows[0].tag };
   }
 

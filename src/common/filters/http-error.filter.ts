@@ -71,17 +71,17 @@ export class HttpErrorFilter implements ExceptionFilter {
   constructor(private readonly classifiers: readonly ErrorClassifier[]) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const { status, message, headers } = this.shape(exception);
+    const http = host.switchToHttp();
+    const [request, reply] = [http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>()];
+    const { status, message, headers } = this.shape(exception, request.id);
     // Refused while its body streams in: the client must get to read this answer.
-    if (status === HttpStatus.PAYLOAD_TOO_LARGE) {
-      lingerAfterAnswer(host.switchToHttp().getRequest<FastifyRequest>().raw, reply.raw);
-    }
+    if (status === HttpStatus.PAYLOAD_TOO_LARGE) lingerAfterAnswer(request.raw, reply.raw);
     const body: ErrorBody = { error: status, message };
     reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
   }
 
-  private shape(exception: unknown): ShapedError {
+  /** The answer to `exception`; what the operator should see is logged with the request's id. */
+  private shape(exception: unknown, requestId: string): ShapedError {
     const fastifyError = clientErrorFromFastify(exception);
     if (fastifyError) {
       const { statusCode: status, code } = fastifyError;
@@ -89,7 +89,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
-      if (status >= 500) this.logger.error(exception.message, exception.stack);
+      if (status >= 500) this.logger.error({ requestId, err: exception }, exception.message);
       return { status, ...describeHttpException(exception, status) };
     }
     if (exception instanceof JsonBodyError) {
@@ -98,13 +98,13 @@ export class HttpErrorFilter implements ExceptionFilter {
     for (const classify of this.classifiers) {
       const classified = classify(exception);
       if (classified === undefined) continue;
-      if (classified.warning !== undefined) this.logger.warn(classified.warning);
+      if (classified.warning !== undefined) this.logger.warn({ requestId }, classified.warning);
       const { status, message, headers = {} } = classified;
       return { status, message, headers };
     }
     this.logger.error(
+      { requestId, err: exception },
       exception instanceof Error ? exception.message : String(exception),
-      exception instanceof Error ? exception.stack : undefined,
     );
     return {
       status: HttpStatus.INTERNAL_SERVER_ERROR,
