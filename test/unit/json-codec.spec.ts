@@ -82,6 +82,21 @@ describe('parseJsonBody', () => {
 });
 
 describe('stringifyJson', () => {
+  it('writes what JSON.stringify writes of a value without bigints: dates, undefined members and all', () => {
+    const value = fc.oneof(
+      fc.jsonValue(),
+      fc.dictionary(
+        fc.oneof(fc.string(), fc.constant('__proto__')),
+        fc.oneof(fc.date({ noInvalidDate: true }), fc.constant(undefined), fc.jsonValue()),
+      ),
+    );
+    fc.assert(
+      fc.property(value, (each) => {
+        expect(stringifyJson(each)).toBe(JSON.stringify(each) ?? 'null');
+      }),
+    );
+  });
+
   it('writes a bigint as a bare JSON number, every digit kept', () => {
     expect(stringifyJson({ id: -9223372036854775808n, items: [1n, 2, null] })).toBe(
       '{"id":-9223372036854775808,"items":[1,2,null]}',
