@@ -47,7 +47,12 @@ function tracked<T>(promise: Promise<T>) {
 describe('BatchingQueue', () => {
   it('sends an item at once, alone, when no statement is in flight', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { spanName: 'test batch', concurrency: 1, maxBatch: 100, deadlineMs: LONG });
+    const commits = new BatchingQueue(write, {
+      spanName: 'test batch',
+      concurrency: 1,
+      maxBatch: 100,
+      deadlineMs: LONG,
+    });
     const first = tracked(commits.submit(1));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1]]);
@@ -57,7 +62,12 @@ describe('BatchingQueue', () => {
 
   it('gathers the items that arrive while a statement is in flight into the next one', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { spanName: 'test batch', concurrency: 1, maxBatch: 100, deadlineMs: LONG });
+    const commits = new BatchingQueue(write, {
+      spanName: 'test batch',
+      concurrency: 1,
+      maxBatch: 100,
+      deadlineMs: LONG,
+    });
     const results = [1, 2, 3, 4].map((item) => tracked(commits.submit(item)));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1]]);
@@ -72,7 +82,12 @@ describe('BatchingQueue', () => {
 
   it('keeps up to `concurrency` statements in flight, and settles each with its own', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { spanName: 'test batch', concurrency: 2, maxBatch: 100, deadlineMs: LONG });
+    const commits = new BatchingQueue(write, {
+      spanName: 'test batch',
+      concurrency: 2,
+      maxBatch: 100,
+      deadlineMs: LONG,
+    });
     const results = [1, 2, 3, 4].map((item) => tracked(commits.submit(item)));
     await settle();
     expect(statements.map((s) => s.items)).toEqual([[1], [2]]);
@@ -84,7 +99,12 @@ describe('BatchingQueue', () => {
 
   it('puts at most maxBatch items in one statement', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { spanName: 'test batch', concurrency: 1, maxBatch: 2, deadlineMs: LONG });
+    const commits = new BatchingQueue(write, {
+      spanName: 'test batch',
+      concurrency: 1,
+      maxBatch: 2,
+      deadlineMs: LONG,
+    });
     [1, 2, 3, 4, 5, 6].forEach((item) => commits.submit(item));
     await settle();
     await statements[0].commit();
@@ -95,7 +115,12 @@ describe('BatchingQueue', () => {
 
   it("fails only the items of the statement that failed, with that statement's error", async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { spanName: 'test batch', concurrency: 1, maxBatch: 100, deadlineMs: LONG });
+    const commits = new BatchingQueue(write, {
+      spanName: 'test batch',
+      concurrency: 1,
+      maxBatch: 100,
+      deadlineMs: LONG,
+    });
     const results = [1, 2, 3].map((item) => tracked(commits.submit(item)));
     await settle();
     await statements[0].commit();
@@ -166,7 +191,12 @@ describe('BatchingQueue', () => {
 
   it('rejects an item at its deadline with a 503 cause, whether sent or waiting, and never sends a waiting one after', async () => {
     const { write, statements } = controlledWrite();
-    const commits = new BatchingQueue(write, { spanName: 'test batch', concurrency: 1, maxBatch: 100, deadlineMs: 50 });
+    const commits = new BatchingQueue(write, {
+      spanName: 'test batch',
+      concurrency: 1,
+      maxBatch: 100,
+      deadlineMs: 50,
+    });
     // 1 goes out at once and its statement hangs; 2 and 3 wait behind it.
     const results = [1, 2, 3].map((item) => tracked(commits.submit(item)));
     await expect.poll(() => results.every((r) => r.settled)).toBe(true);
