@@ -56,7 +56,18 @@ describe('request ids and response headers', () => {
       'cross-origin-resource-policy': 'same-origin',
     });
     expect(response.headers['content-security-policy']).toContain("default-src 'self'");
-    expect(response.headers['x-powered-by']).toBeUndefined();
+    expect(response.headers['strict-transport-security']).toContain('max-age=');
+    // For HTML pages or clients long gone: nothing a JSON answer needs.
+    for (const header of [
+      'x-powered-by',
+      'origin-agent-cluster',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ]) {
+      expect(response.headers[header], header).toBeUndefined();
+    }
   });
 
   it('does not answer cross-origin requests with CORS headers', async () => {
