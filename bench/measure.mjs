@@ -12,8 +12,6 @@ import pg from 'pg';
 
 /** Plants seeded for the GET scenarios; POST ids start far above them. */
 export const SEEDED_PLANTS = 10_000;
-/** Enough concurrency to run the hot paths often, from every path the scenarios take. */
-const JIT_WARMUP_CONNECTIONS = 16;
 const CLOCK_TICKS_PER_SECOND = Number(
   (await promisify(execFile)('getconf', ['CLK_TCK'])).stdout.trim(),
 );
@@ -267,11 +265,14 @@ function fire(target, operation, token, connections, seconds, latencies = []) {
  * Load, unmeasured, until V8 has compiled the servers' hot code: the service runs far
  * more JavaScript than the reference, and at first its optimising compiler works on V8's
  * worker threads for 15-20 s, which the first scenarios would otherwise count against it
- * (bench/README.md).
+ * (bench/README.md). The seconds are shared out over the scenarios' concurrencies, each
+ * in turn: a path that only one of them takes stays cold under another's load (the
+ * product's create alone, a batch of one, runs at one connection and seldom at 64).
  */
 export async function warmUpJit({ target, operation, token, settings }) {
-  if (settings.jitWarmupSeconds > 0) {
-    await fire(target, operation, token, JIT_WARMUP_CONNECTIONS, settings.jitWarmupSeconds);
+  const { jitWarmupSeconds, connections } = settings;
+  for (const each of jitWarmupSeconds > 0 ? connections : []) {
+    await fire(target, operation, token, each, jitWarmupSeconds / connections.length);
   }
 }
 
