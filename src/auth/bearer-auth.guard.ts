@@ -18,6 +18,12 @@ import type { Scope } from './scopes.js';
 
 export type AuthenticatedRequest = FastifyRequest & { user: Principal };
 
+/** What a route asks of a request's token. */
+interface RouteRules {
+  isPublic: boolean;
+  required: Scope[];
+}
+
 /**
  * The global guard: every route needs a valid bearer token unless it is `@Public()`,
  * and the token must hold the route's `@RequiresScopes()`.
@@ -31,11 +37,33 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     super();
   }
 
+  /**
+   * A route's `@Public()` and `@RequiresScopes()`, read once per controller and handler:
+   * decorators never change, and the metadata walk cost every request a few µs. Keyed
+   * by both, as a handler a base class declares serves each subclass with its own.
+   */
+  private readonly rulesByClass = new WeakMap<Function, WeakMap<Function, RouteRules>>();
+
+  private rulesOf(context: ExecutionContext): RouteRules {
+    const [handler, controller] = [context.getHandler(), context.getClass()];
+    let byHandler = this.rulesByClass.get(controller);
+    if (!byHandler) this.rulesByClass.set(controller, (byHandler = new WeakMap()));
+    let rules = byHandler.get(handler);
+    if (!rules) {
+      const targets = [handler, controller];
+      rules = {
+        isPublic: this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets) === true,
+        required: this.reflector.getAllAndOverride<Scope[]>(REQUIRED_SCOPES, targets) ?? [],
+      };
+      byHandler.set(handler, rules);
+    }
+    return rules;
+  }
+
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const { isPublic, required } = this.rulesOf(context);
+    if (isPublic) return true;
     await super.canActivate(context);
-    const required = this.reflector.getAllAndOverride<Scope[]>(REQUIRED_SCOPES, targets) ?? [];
     const { user } = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const missing = required.filter((scope) => !user.scopes.includes(scope));
     if (missing.length > 0) {

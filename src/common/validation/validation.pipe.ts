@@ -68,7 +68,11 @@ export class RequestValidationPipe extends ValidationPipe {
  */
 function declaredMembers(body: object, dto: Function): object {
   const declared = declaredNames(dto);
-  return Object.fromEntries(Object.entries(body).filter(([key]) => declared.has(key)));
+  const members: Record<string, unknown> = {};
+  for (const key of Object.keys(body)) {
+    if (declared.has(key)) members[key] = (body as Record<string, unknown>)[key];
+  }
+  return members;
 }
 
 /** A DTO's declared members, read from class-validator's metadata once per DTO. */
