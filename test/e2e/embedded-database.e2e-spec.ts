@@ -24,131 +24,135 @@ import { cliActor } from '../../src/audit/actor.js';
 const quiet = { log: () => undefined };
 const runningAsRoot = process.getuid?.() === 0;
 
-describe('without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR', () => {
-  let privateDir: string;
-  let dataDir: string;
-  const config = () => AppConfig.fromEnvironment({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
-  const postmasterPid = () => join(dataDir, 'postgres', 'postmaster.pid');
-  const createPlant = (app: NestFastifyApplication, token: string, body: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/plants',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      payload: body,
-    });
-
-  beforeAll(async () => {
-    // A private parent (mode 0700, like a clone in `mktemp -d`) must not stop it.
-    privateDir = await mkdtemp(join(tmpdir(), 'plant-store-embedded-'));
-    dataDir = join(privateDir, 'data');
-  });
-  afterAll(() => rm(privateDir, { recursive: true, force: true }));
-
-  it('initialises it on first start, keeps the data across restarts, and stops it on close', async () => {
-    const first = await buildApp(config());
-    const { secret } = await first
-      .get(TokensService)
-      .create({ name: 'embedded', scopes: ['plants:write'] }, cliActor());
-    const created = await createPlant(first, secret, '{"id":9223372036854775807,"name":"Kept"}');
-    expect(created.statusCode).toBe(200);
-    expect(existsSync(postmasterPid())).toBe(true);
-    await first.close();
-    expect(existsSync(postmasterPid())).toBe(false);
-
-    const second = await buildApp(config());
-    const other = await createPlant(second, secret, '{"id":9223372036854775807,"name":"Other"}');
-    expect(other.statusCode).toBe(409);
-    const replay = await createPlant(second, secret, '{"id":9223372036854775807,"name":"Kept"}');
-    expect(replay.statusCode).toBe(200);
-    await second.close();
-  });
-
-  it('makes a webhook secret key of its own beside the data (0600), keeps it across restarts, and refuses to start with another', async () => {
-    const withHooks = (env: Record<string, string> = {}) =>
-      AppConfig.fromEnvironment({
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'silent',
-        WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-        ...env,
+// The embedded database's own behaviour; the run on DATABASE_URL has nothing to add.
+describe.skipIf(process.env.DATABASE_URL)(
+  'without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
+  () => {
+    let privateDir: string;
+    let dataDir: string;
+    const config = () => AppConfig.fromEnvironment({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+    const postmasterPid = () => join(dataDir, 'postgres', 'postmaster.pid');
+    const createPlant = (app: NestFastifyApplication, token: string, body: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/plants',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: body,
       });
-    const keyFile = join(dataDir, 'webhook-secret.key');
-    const first = await buildApp(withHooks());
-    const { subscription } = await first
-      .get(WebhooksService)
-      .create({ url: 'http://127.0.0.1:9/' }, cliActor());
-    const [stored] = await first
-      .get(DataSource)
-      .query('SELECT secret, secret_encrypted FROM webhook_subscriptions WHERE id = $1', [
-        subscription.id,
-      ]);
-    expect(stored).toEqual({
-      secret: null,
-      secret_encrypted: expect.stringMatching(/^v2:embedded:/),
+
+    beforeAll(async () => {
+      // A private parent (mode 0700, like a clone in `mktemp -d`) must not stop it.
+      privateDir = await mkdtemp(join(tmpdir(), 'plant-store-embedded-'));
+      dataDir = join(privateDir, 'data');
     });
-    await first.close();
-    // The subscription stays, so that the later starts have a secret to check the key with.
-    const key = readFileSync(keyFile, 'utf8');
-    expect(key).toMatch(/^embedded:[A-Za-z0-9+/]{43}=\n$/);
-    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    afterAll(() => rm(privateDir, { recursive: true, force: true }));
 
-    await (await buildApp(withHooks())).close();
-    expect(readFileSync(keyFile, 'utf8')).toBe(key);
-    const otherKey = `embedded:${randomBytes(32).toString('base64')}`;
-    await expect(buildApp(withHooks({ WEBHOOK_SECRET_KEYS: otherKey }))).rejects.toThrow(
-      StartRefusedError,
-    );
-    const last = await buildApp(withHooks());
-    await last.get(WebhooksService).delete(subscription.id, cliActor());
-    await last.close();
-  });
+    it('initialises it on first start, keeps the data across restarts, and stops it on close', async () => {
+      const first = await buildApp(config());
+      const { secret } = await first
+        .get(TokensService)
+        .create({ name: 'embedded', scopes: ['plants:write'] }, cliActor());
+      const created = await createPlant(first, secret, '{"id":9223372036854775807,"name":"Kept"}');
+      expect(created.statusCode).toBe(200);
+      expect(existsSync(postmasterPid())).toBe(true);
+      await first.close();
+      expect(existsSync(postmasterPid())).toBe(false);
 
-  it('lets another process (the token CLI) join the running server without stopping it', async () => {
-    const owner = await buildApp(config());
-    const guest = await DatabaseServer.connect(config());
-    const client = new pg.Client({ connectionString: guest.url });
-    await client.connect();
-    await client.query("INSERT INTO plants (id, name) VALUES (1, 'From the guest')");
-    await client.end();
-    await guest.onApplicationShutdown();
-    expect(existsSync(postmasterPid())).toBe(true);
+      const second = await buildApp(config());
+      const other = await createPlant(second, secret, '{"id":9223372036854775807,"name":"Other"}');
+      expect(other.statusCode).toBe(409);
+      const replay = await createPlant(second, secret, '{"id":9223372036854775807,"name":"Kept"}');
+      expect(replay.statusCode).toBe(200);
+      await second.close();
+    });
 
-    const { secret } = await owner
-      .get(TokensService)
-      .create({ name: 'owner', scopes: ['plants:write'] }, cliActor());
-    const replay = await createPlant(owner, secret, '{"id":1,"name":"From the guest"}');
-    expect(replay.statusCode).toBe(200);
-    await owner.close();
-    expect(existsSync(postmasterPid())).toBe(false);
-  });
+    it('makes a webhook secret key of its own beside the data (0600), keeps it across restarts, and refuses to start with another', async () => {
+      const withHooks = (env: Record<string, string> = {}) =>
+        AppConfig.fromEnvironment({
+          DATA_DIR: dataDir,
+          LOG_LEVEL: 'silent',
+          WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+          ...env,
+        });
+      const keyFile = join(dataDir, 'webhook-secret.key');
+      const first = await buildApp(withHooks());
+      const { subscription } = await first
+        .get(WebhooksService)
+        .create({ url: 'http://127.0.0.1:9/' }, cliActor());
+      const [stored] = await first
+        .get(DataSource)
+        .query('SELECT secret, secret_encrypted FROM webhook_subscriptions WHERE id = $1', [
+          subscription.id,
+        ]);
+      expect(stored).toEqual({
+        secret: null,
+        secret_encrypted: expect.stringMatching(/^v2:embedded:/),
+      });
+      await first.close();
+      // The subscription stays, so that the later starts have a secret to check the key with.
+      const key = readFileSync(keyFile, 'utf8');
+      expect(key).toMatch(/^embedded:[A-Za-z0-9+/]{43}=\n$/);
+      expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
 
-  it('is never stopped under the service by a process that started it first (the token CLI)', async () => {
-    const cli = await DatabaseServer.connect(config());
-    const service = await buildApp(config());
-    await cli.onApplicationShutdown();
-    expect(existsSync(postmasterPid())).toBe(true);
+      await (await buildApp(withHooks())).close();
+      expect(readFileSync(keyFile, 'utf8')).toBe(key);
+      const otherKey = `embedded:${randomBytes(32).toString('base64')}`;
+      await expect(buildApp(withHooks({ WEBHOOK_SECRET_KEYS: otherKey }))).rejects.toThrow(
+        StartRefusedError,
+      );
+      const last = await buildApp(withHooks());
+      await last.get(WebhooksService).delete(subscription.id, cliActor());
+      await last.close();
+    });
 
-    const { secret } = await service
-      .get(TokensService)
-      .create({ name: 'after-the-cli', scopes: ['plants:write'] }, cliActor());
-    expect((await createPlant(service, secret, '{"id":2,"name":"Still served"}')).statusCode).toBe(
-      200,
-    );
-    await service.close();
-    expect(existsSync(postmasterPid())).toBe(false);
-  });
+    it('lets another process (the token CLI) join the running server without stopping it', async () => {
+      const owner = await buildApp(config());
+      const guest = await DatabaseServer.connect(config());
+      const client = new pg.Client({ connectionString: guest.url });
+      await client.connect();
+      await client.query("INSERT INTO plants (id, name) VALUES (1, 'From the guest')");
+      await client.end();
+      await guest.onApplicationShutdown();
+      expect(existsSync(postmasterPid())).toBe(true);
 
-  it('is stopped by the last of several users to leave, whatever the order', async () => {
-    const users = await Promise.all(
-      [1, 2, 3].map(() => EmbeddedPostgresServer.open(dataDir, quiet)),
-    );
-    expect(new Set(users.map((user) => user.url)).size).toBe(1);
-    await users[1].close();
-    await users[0].close();
-    expect(existsSync(postmasterPid())).toBe(true);
-    await users[2].close();
-    expect(existsSync(postmasterPid())).toBe(false);
-  });
-});
+      const { secret } = await owner
+        .get(TokensService)
+        .create({ name: 'owner', scopes: ['plants:write'] }, cliActor());
+      const replay = await createPlant(owner, secret, '{"id":1,"name":"From the guest"}');
+      expect(replay.statusCode).toBe(200);
+      await owner.close();
+      expect(existsSync(postmasterPid())).toBe(false);
+    });
+
+    it('is never stopped under the service by a process that started it first (the token CLI)', async () => {
+      const cli = await DatabaseServer.connect(config());
+      const service = await buildApp(config());
+      await cli.onApplicationShutdown();
+      expect(existsSync(postmasterPid())).toBe(true);
+
+      const { secret } = await service
+        .get(TokensService)
+        .create({ name: 'after-the-cli', scopes: ['plants:write'] }, cliActor());
+      expect(
+        (await createPlant(service, secret, '{"id":2,"name":"Still served"}')).statusCode,
+      ).toBe(200);
+      await service.close();
+      expect(existsSync(postmasterPid())).toBe(false);
+    });
+
+    it('is stopped by the last of several users to leave, whatever the order', async () => {
+      const users = await Promise.all(
+        [1, 2, 3].map(() => EmbeddedPostgresServer.open(dataDir, quiet)),
+      );
+      expect(new Set(users.map((user) => user.url)).size).toBe(1);
+      await users[1].close();
+      await users[0].close();
+      expect(existsSync(postmasterPid())).toBe(true);
+      await users[2].close();
+      expect(existsSync(postmasterPid())).toBe(false);
+    });
+  },
+);
 
 describe('a first start killed during initdb', () => {
   it('leaves a DATA_DIR that the next start initialises and runs', async () => {
