@@ -193,10 +193,31 @@ async function upUntilHealthy(up: () => Promise<unknown>): Promise<void> {
   }
 }
 
+/**
+ * Waits until every replica is healthy; if they are not in time, the failure says what
+ * each of the others is doing: its state, its last health checks and its last log lines.
+ */
+async function expectEveryReplicaHealthy(): Promise<void> {
+  const healths = async () => (await stack.containers('api')).map(({ health }) => health);
+  try {
+    await expect
+      .poll(healths, READY_LIMIT)
+      .toEqual(Array.from({ length: REPLICAS }, () => 'healthy'));
+  } catch (error) {
+    const unhealthy = (await stack.containers('api')).filter(({ health }) => health !== 'healthy');
+    const reports = await Promise.all(
+      unhealthy.map(async ({ id, name, status, health, exitCode }) => {
+        const checks = await stack.docker(['inspect', '-f', '{{json .State.Health}}', id]);
+        const logs = await stack.docker(['logs', '--tail', '20', id]);
+        return `${name}: ${status}, ${health}, exit code ${exitCode}\n${checks}\n${logs}`;
+      }),
+    );
+    throw new Error(`${(error as Error).message}\n${reports.join('\n')}`, { cause: error });
+  }
+}
+
 /** Every replica stopped or killed by an earlier step running again, and all healthy. */
 async function allReplicasHealthy(): Promise<void> {
-  const healths = async () => (await stack.containers('api')).map(({ health }) => health);
-  const everyOneHealthy = Array.from({ length: REPLICAS }, () => 'healthy');
   // Started and healthy before `up` looks at them: under podman a stopped replica keeps its
   // last health (unhealthy, from its drain) until a check runs again.
   for (const { id } of (await stack.containers('api')).filter(
@@ -204,9 +225,9 @@ async function allReplicasHealthy(): Promise<void> {
   )) {
     await stack.docker(['start', id]);
   }
-  await expect.poll(healths, READY_LIMIT).toEqual(everyOneHealthy);
+  await expectEveryReplicaHealthy();
   await upUntilHealthy(() => stack.compose(['up', '-d', '--scale', `api=${REPLICAS}`]));
-  await expect.poll(healths, READY_LIMIT).toEqual(everyOneHealthy);
+  await expectEveryReplicaHealthy();
 }
 
 /** A token, issued through `docker compose run` with the token CLI. */
