@@ -14,7 +14,11 @@ import {
   type SentPlant,
   streamCreates,
 } from '../support/plant-stream.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  createTestDatabase,
+  type TestDatabase,
+  describeOnEmbeddedRun,
+} from '../support/test-database.js';
 
 /** Clients creating plants at once; the crash comes after this many were acknowledged. */
 const WORKERS = 16;
@@ -124,8 +128,7 @@ describe('kill -9 of the built service in the middle of concurrent creates', () 
     });
   });
 
-  // The embedded database's own behaviour; the run on DATABASE_URL has nothing to add.
-  describe.skipIf(process.env.DATABASE_URL)('on its embedded PostgreSQL', () => {
+  describeOnEmbeddedRun('on its embedded PostgreSQL', () => {
     let dataDir: string;
     beforeEach(async () => {
       dataDir = await mkdtemp(join(tmpdir(), 'plant-store-crash-'));

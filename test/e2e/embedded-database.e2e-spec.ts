@@ -20,12 +20,12 @@ import { loginEnvironment } from '../support/login-environment.js';
 import { postmasterPid as postmasterOf } from '../support/embedded-server.js';
 import { buildApp } from '../support/test-app.js';
 import { cliActor } from '../../src/audit/actor.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 const quiet = { log: () => undefined };
 const runningAsRoot = process.getuid?.() === 0;
 
-// The embedded database's own behaviour; the run on DATABASE_URL has nothing to add.
-describe.skipIf(process.env.DATABASE_URL)(
+describeOnEmbeddedRun(
   'without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR',
   () => {
     let privateDir: string;

@@ -14,7 +14,11 @@ import {
   startServiceOnTestDatabase,
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  createTestDatabase,
+  type TestDatabase,
+  describeOnEmbeddedRun,
+} from '../support/test-database.js';
 
 describe('graceful shutdown (the built service)', () => {
   let started: ServiceOnTestDatabase;
@@ -185,8 +189,7 @@ describe('a stop answers every request it received (the built service, cold)', (
   );
 });
 
-// The embedded database's own behaviour; the run on DATABASE_URL has nothing to add.
-describe.skipIf(process.env.DATABASE_URL)('graceful shutdown with the embedded PostgreSQL', () => {
+describeOnEmbeddedRun('graceful shutdown with the embedded PostgreSQL', () => {
   it('stops the PostgreSQL it started, cleanly, and exits 0', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-shutdown-'));
     try {

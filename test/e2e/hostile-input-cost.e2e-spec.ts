@@ -8,6 +8,7 @@ import {
 } from '../support/built-service.js';
 import { HOSTILE_BODIES, members, zeros } from '../support/hostile-json-bodies.js';
 import { OtlpReceiver } from '../support/otlp-receiver.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 /** How long /health/live may take while hostile requests are processed. */
 const PROBE_LIMIT_MS = 100;
@@ -172,8 +173,7 @@ function expectRefusedInErrorShape(answers: Answer[], status?: number) {
   }
 }
 
-// Parsing's cost, not the database's: the run on DATABASE_URL has nothing to add.
-describe.skipIf(process.env.DATABASE_URL)(
+describeOnEmbeddedRun(
   'hostile input costs linear time: the service stays responsive (the built service)',
   () => {
     let started: ServiceOnTestDatabase;
@@ -237,7 +237,7 @@ describe.skipIf(process.env.DATABASE_URL)(
   },
 );
 
-describe.skipIf(process.env.DATABASE_URL)(
+describeOnEmbeddedRun(
   'hostile trace-context headers cost linear time with tracing on (the built service)',
   () => {
     let collector: OtlpReceiver;

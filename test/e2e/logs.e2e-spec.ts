@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { stripVTControlCharacters } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   freePort,
   send,
@@ -13,9 +13,9 @@ import {
   TERMINAL,
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
-import type { TestDatabase } from '../support/test-database.js';
+import { describeOnEmbeddedRun, type TestDatabase } from '../support/test-database.js';
 
-describe('structured logs (the built service)', () => {
+describeOnEmbeddedRun('structured logs (the built service)', () => {
   let started: ServiceOnTestDatabase;
   let database: TestDatabase;
   let service: ServiceProcess;

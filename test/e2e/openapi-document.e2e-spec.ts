@@ -10,6 +10,7 @@ import { OPENAPI_CLI } from '../support/built-service.js';
 import { loginEnvironment } from '../support/login-environment.js';
 import type { Exchange, OpenApiContract } from '../support/openapi-contract.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 type Schema = {
   $ref?: string;
@@ -38,7 +39,7 @@ function flatten(
   };
 }
 
-describe('the OpenAPI document', () => {
+describeOnEmbeddedRun('the OpenAPI document', () => {
   let api: TestApp;
   let served: AnyDocument;
   let seed: AnyDocument;
@@ -244,7 +245,7 @@ describe('the OpenAPI document', () => {
   });
 });
 
-describe('GET /docs', () => {
+describeOnEmbeddedRun('GET /docs', () => {
   let api: TestApp;
 
   beforeAll(async () => {

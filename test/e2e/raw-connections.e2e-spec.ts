@@ -1,11 +1,12 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   send,
   startServiceOnTestDatabase,
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 /** The longest a test waits for the server to close a connection. */
 const CLOSE_GUARD_MS = 45_000;
@@ -124,8 +125,7 @@ function expectRawError(answer: string, status: number, message: RegExp) {
   expect(JSON.parse(body)).toEqual({ error: status, message: expect.stringMatching(message) });
 }
 
-// The HTTP layer's, not the database's: the run on DATABASE_URL has nothing to add.
-describe.skipIf(process.env.DATABASE_URL)(
+describeOnEmbeddedRun(
   'clients on raw connections: slow, greedy or malformed (the built service)',
   () => {
     let started: ServiceOnTestDatabase;

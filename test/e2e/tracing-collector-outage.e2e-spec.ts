@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   freePort,
   send,
@@ -9,6 +9,7 @@ import {
   type ServiceOnTestDatabase,
 } from '../support/built-service.js';
 import { OtlpReceiver } from '../support/otlp-receiver.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 /** How long the services are kept under load while their collector is away. */
 const SOAK_SECONDS = Number(process.env.TRACING_SOAK_SECONDS ?? 60);
@@ -81,85 +82,81 @@ async function drive(started: ServiceOnTestDatabase, firstId: number, until: num
  * service, run as the image runs it (production flags), answers exactly as without
  * tracing, and its memory stays bounded (the span queue drops what it cannot hold).
  */
-// The collector's outage, not the database's: the run on DATABASE_URL has nothing to add.
-describe.skipIf(process.env.DATABASE_URL)(
-  'tracing: a collector that is down or frozen never hurts requests',
-  () => {
-    let frozen: OtlpReceiver;
-    const services: { name: string; started: ServiceOnTestDatabase }[] = [];
+describeOnEmbeddedRun('tracing: a collector that is down or frozen never hurts requests', () => {
+  let frozen: OtlpReceiver;
+  const services: { name: string; started: ServiceOnTestDatabase }[] = [];
 
-    beforeAll(async () => {
-      frozen = await OtlpReceiver.start();
-      frozen.answer = () => 'hang';
-      const tracing = { OTEL_BSP_SCHEDULE_DELAY: '100', RATE_LIMIT_PER_MINUTE: '0' };
-      services.push({
-        name: 'refused',
-        started: await startServiceOnTestDatabase(
-          { ...tracing, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}` },
-          { forgetOutput: 'request lines', productionFlags: true },
-        ),
-      });
-      services.push({
-        name: 'frozen',
-        started: await startServiceOnTestDatabase(
-          { ...tracing, OTEL_EXPORTER_OTLP_ENDPOINT: frozen.endpoint },
-          { forgetOutput: 'request lines', productionFlags: true },
-        ),
-      });
+  beforeAll(async () => {
+    frozen = await OtlpReceiver.start();
+    frozen.answer = () => 'hang';
+    const tracing = { OTEL_BSP_SCHEDULE_DELAY: '100', RATE_LIMIT_PER_MINUTE: '0' };
+    services.push({
+      name: 'refused',
+      started: await startServiceOnTestDatabase(
+        { ...tracing, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}` },
+        { forgetOutput: 'request lines', productionFlags: true },
+      ),
     });
-
-    afterAll(async () => {
-      await Promise.all(services.map(({ started }) => started.stop()));
-      await frozen?.stop();
+    services.push({
+      name: 'frozen',
+      started: await startServiceOnTestDatabase(
+        { ...tracing, OTEL_EXPORTER_OTLP_ENDPOINT: frozen.endpoint },
+        { forgetOutput: 'request lines', productionFlags: true },
+      ),
     });
+  });
 
-    it(
-      `answers creates, reads and probes as usual for ${SOAK_SECONDS} s, in bounded memory`,
-      async () => {
-        const startedAt = performance.now();
-        const until = startedAt + SOAK_SECONDS * 1000;
-        const samples = services.map(() => [] as { seconds: number; rssMb: number }[]);
-        const sampler = setInterval(() => {
-          services.forEach(({ started }, index) =>
-            samples[index].push({
-              seconds: (performance.now() - startedAt) / 1000,
-              rssMb: residentMegabytes(started.service.pid),
-            }),
-          );
-        }, SAMPLE_EVERY_MS);
-        const traffic = await Promise.all(
-          services.map(({ started }, index) => drive(started, index * 10_000_000 + 1, until)),
+  afterAll(async () => {
+    await Promise.all(services.map(({ started }) => started.stop()));
+    await frozen?.stop();
+  });
+
+  it(
+    `answers creates, reads and probes as usual for ${SOAK_SECONDS} s, in bounded memory`,
+    async () => {
+      const startedAt = performance.now();
+      const until = startedAt + SOAK_SECONDS * 1000;
+      const samples = services.map(() => [] as { seconds: number; rssMb: number }[]);
+      const sampler = setInterval(() => {
+        services.forEach(({ started }, index) =>
+          samples[index].push({
+            seconds: (performance.now() - startedAt) / 1000,
+            rssMb: residentMegabytes(started.service.pid),
+          }),
         );
-        clearInterval(sampler);
+      }, SAMPLE_EVERY_MS);
+      const traffic = await Promise.all(
+        services.map(({ started }, index) => drive(started, index * 10_000_000 + 1, until)),
+      );
+      clearInterval(sampler);
 
-        services.forEach(({ name }, index) => {
-          const { statuses, slowest } = traffic[index];
-          const report = Object.fromEntries(statuses);
-          for (const key of statuses.keys()) expect(key, name).toMatch(/ 200$/);
-          for (const label of ['create', 'read', 'live', 'ready']) {
-            expect(report[`${label} 200`], `${name}: ${label}`).toBeGreaterThan(0);
-          }
-          expect(slowest, `${name}: slowest answer (ms)`).toBeLessThan(ANSWER_LIMIT_MS);
+      services.forEach(({ name }, index) => {
+        const { statuses, slowest } = traffic[index];
+        const report = Object.fromEntries(statuses);
+        for (const key of statuses.keys()) expect(key, name).toMatch(/ 200$/);
+        for (const label of ['create', 'read', 'live', 'ready']) {
+          expect(report[`${label} 200`], `${name}: ${label}`).toBeGreaterThan(0);
+        }
+        expect(slowest, `${name}: slowest answer (ms)`).toBeLessThan(ANSWER_LIMIT_MS);
 
-          const settled = samples[index].filter(({ seconds }) => seconds >= WARM_UP_SECONDS);
-          const third = Math.max(1, Math.floor(settled.length / 3));
-          const growthMb =
-            mean(settled.slice(-third).map(({ rssMb }) => rssMb)) -
-            mean(settled.slice(0, third).map(({ rssMb }) => rssMb));
-          console.log(
-            `${name} collector: ${JSON.stringify(report)}, slowest ${Math.round(slowest)} ms, ` +
-              `RSS ${settled.map(({ rssMb }) => Math.round(rssMb)).join(' ')} MB (growth ${growthMb.toFixed(1)} MB)`,
-          );
-          expect(growthMb, `${name}: RSS growth (MB)`).toBeLessThan(RSS_GROWTH_LIMIT_MB);
-        });
-        expect(frozen.exports.length).toBeGreaterThan(0);
-        // Behind a frozen collector the queue fills: the drops are warned about, once.
-        const dropWarnings = services[1].started.service
-          .logLines()
-          .filter(({ msg }) => String(msg).startsWith('the span queue is full'));
-        expect(dropWarnings).toHaveLength(1);
-      },
-      (SOAK_SECONDS + 60) * 1000,
-    );
-  },
-);
+        const settled = samples[index].filter(({ seconds }) => seconds >= WARM_UP_SECONDS);
+        const third = Math.max(1, Math.floor(settled.length / 3));
+        const growthMb =
+          mean(settled.slice(-third).map(({ rssMb }) => rssMb)) -
+          mean(settled.slice(0, third).map(({ rssMb }) => rssMb));
+        console.log(
+          `${name} collector: ${JSON.stringify(report)}, slowest ${Math.round(slowest)} ms, ` +
+            `RSS ${settled.map(({ rssMb }) => Math.round(rssMb)).join(' ')} MB (growth ${growthMb.toFixed(1)} MB)`,
+        );
+        expect(growthMb, `${name}: RSS growth (MB)`).toBeLessThan(RSS_GROWTH_LIMIT_MB);
+      });
+      expect(frozen.exports.length).toBeGreaterThan(0);
+      // Behind a frozen collector the queue fills: the drops are warned about, once.
+      const dropWarnings = services[1].started.service
+        .logLines()
+        .filter(({ msg }) => String(msg).startsWith('the span queue is full'));
+      expect(dropWarnings).toHaveLength(1);
+    },
+    (SOAK_SECONDS + 60) * 1000,
+  );
+});

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   send,
   startServiceOnTestDatabase,
@@ -12,6 +12,7 @@ import {
   SPAN_KIND,
   upstreamTraceparent,
 } from '../support/otlp-receiver.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 const REPORT_LOADED_MODULES = fileURLToPath(
   new URL('../support/report-loaded-modules.mjs', import.meta.url),
@@ -56,7 +57,7 @@ function descendants(spans: ReceivedSpan[], root: ReceivedSpan): ReceivedSpan[] 
  * Tracing as an operator turns it on: the built service, the standard OTEL_* variables,
  * and a collector (here an OTLP/HTTP receiver in the test) that records what arrives.
  */
-describe('tracing: OTLP over HTTP/JSON to a collector', () => {
+describeOnEmbeddedRun('tracing: OTLP over HTTP/JSON to a collector', () => {
   let collector: OtlpReceiver;
   let started: ServiceOnTestDatabase;
 
@@ -239,7 +240,7 @@ describe('tracing: OTLP over HTTP/JSON to a collector', () => {
   });
 });
 
-describe('tracing: OTLP over HTTP/protobuf, the default protocol', () => {
+describeOnEmbeddedRun('tracing: OTLP over HTTP/protobuf, the default protocol', () => {
   it('exports the spans of a create, with the trace id of its traceparent', async () => {
     const collector = await OtlpReceiver.start();
     const started = await startServiceOnTestDatabase({
@@ -269,48 +270,51 @@ describe('tracing: OTLP over HTTP/protobuf, the default protocol', () => {
 });
 
 /** The variables the service reads itself, where NodeSDK would have (open-telemetry.ts). */
-describe('tracing with the propagators OTEL_PROPAGATORS names, and the span limits', () => {
-  it("continues a trace that comes in by B3's headers, warns of a name it does not serve, and keeps a span's attributes within OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", async () => {
-    const collector = await OtlpReceiver.start();
-    const started = await startServiceOnTestDatabase({
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      OTEL_PROPAGATORS: 'b3multi,unheard-of',
-      OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: '2',
+describeOnEmbeddedRun(
+  'tracing with the propagators OTEL_PROPAGATORS names, and the span limits',
+  () => {
+    it("continues a trace that comes in by B3's headers, warns of a name it does not serve, and keeps a span's attributes within OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", async () => {
+      const collector = await OtlpReceiver.start();
+      const started = await startServiceOnTestDatabase({
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_PROPAGATORS: 'b3multi,unheard-of',
+        OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: '2',
+      });
+      try {
+        const upstream = upstreamTraceparent();
+        const headers = {
+          'x-b3-traceid': upstream.traceId,
+          'x-b3-spanid': upstream.spanId,
+          'x-b3-sampled': '1',
+        };
+        expect((await createPlant(started, 'B3', headers)).status).toBe(200);
+        const server = await collector.waitForSpan(
+          (span) => span.traceId === upstream.traceId && span.kind === SPAN_KIND.server,
+        );
+        expect(server.parentSpanId).toBe(upstream.spanId);
+        // Without the limit a server span has four at least (the first describe's test).
+        expect(Object.keys(server.attributes)).toHaveLength(2);
+        expect(
+          started.service
+            .logLines()
+            .some(
+              (line) =>
+                line.level === 'warn' &&
+                line.context === 'OpenTelemetry' &&
+                String(line.msg).includes('unheard-of'),
+            ),
+        ).toBe(true);
+      } finally {
+        await started.stop();
+        await collector.stop();
+      }
     });
-    try {
-      const upstream = upstreamTraceparent();
-      const headers = {
-        'x-b3-traceid': upstream.traceId,
-        'x-b3-spanid': upstream.spanId,
-        'x-b3-sampled': '1',
-      };
-      expect((await createPlant(started, 'B3', headers)).status).toBe(200);
-      const server = await collector.waitForSpan(
-        (span) => span.traceId === upstream.traceId && span.kind === SPAN_KIND.server,
-      );
-      expect(server.parentSpanId).toBe(upstream.spanId);
-      // Without the limit a server span has four at least (the first describe's test).
-      expect(Object.keys(server.attributes)).toHaveLength(2);
-      expect(
-        started.service
-          .logLines()
-          .some(
-            (line) =>
-              line.level === 'warn' &&
-              line.context === 'OpenTelemetry' &&
-              String(line.msg).includes('unheard-of'),
-          ),
-      ).toBe(true);
-    } finally {
-      await started.stop();
-      await collector.stop();
-    }
-  });
-});
+  },
+);
 
-describe('tracing one request in N (a ratio sampler)', () => {
+describeOnEmbeddedRun('tracing one request in N (a ratio sampler)', () => {
   it('records a group-commit batch whenever a request it carried is recorded, whatever the ratio', async () => {
     const collector = await OtlpReceiver.start();
     // A ratio of 0 records no trace of its own: only those whose caller sampled them.
@@ -344,7 +348,7 @@ describe('tracing one request in N (a ratio sampler)', () => {
   });
 });
 
-describe('tracing at a stop', () => {
+describeOnEmbeddedRun('tracing at a stop', () => {
   /** Long enough that nothing is exported before the stop, but for what the stop flushes. */
   const NO_EXPORT_BEFORE_THE_STOP = { OTEL_BSP_SCHEDULE_DELAY: '600000' };
 
@@ -392,7 +396,7 @@ describe('tracing at a stop', () => {
   });
 });
 
-describe('tracing off (no OTEL_* variable asks for it)', () => {
+describeOnEmbeddedRun('tracing off (no OTEL_* variable asks for it)', () => {
   it('loads no OpenTelemetry module at all, and warns of an exporter named that it does not serve', async () => {
     const started = await startServiceOnTestDatabase(
       { REPORT_LOADED_MODULES: OPEN_TELEMETRY_MODULES, OTEL_TRACES_EXPORTER: 'console' },
@@ -423,7 +427,7 @@ describe('tracing off (no OTEL_* variable asks for it)', () => {
   });
 });
 
-describe('tracing settings a start refuses', () => {
+describeOnEmbeddedRun('tracing settings a start refuses', () => {
   it('refuses a protocol it cannot export with, at start', async () => {
     const { ServiceProcess } = await import('../support/built-service.js');
     const service = new ServiceProcess({

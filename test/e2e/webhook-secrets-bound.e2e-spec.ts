@@ -11,7 +11,11 @@ import {
   ServiceProcess,
   startService,
 } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  createTestDatabase,
+  type TestDatabase,
+  describeOnEmbeddedRun,
+} from '../support/test-database.js';
 import { verifySignature, WebhookReceiver } from '../support/webhook-receiver.js';
 
 interface Subscription {
@@ -192,8 +196,7 @@ describe('webhook secrets bound to their subscription and column', () => {
   }, 120_000);
 });
 
-// The embedded database's own behaviour; the run on DATABASE_URL has nothing to add.
-describe.skipIf(process.env.DATABASE_URL)("the embedded database's key file", () => {
+describeOnEmbeddedRun("the embedded database's key file", () => {
   it('refuses to start, in one line, when group or others may read it', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-key-'));
     try {

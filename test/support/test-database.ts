@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { describe, inject } from 'vitest';
 import { APP_SCHEMA } from '../../src/app.schema.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import type { MigrationSettings } from '../../src/database/migrations.js';
+
+/**
+ * For what does not depend on the database server: the embedded database's own behaviour,
+ * and what the HTTP layer, parsing, tracing or the documents do. The embedded run (`npm
+ * test`) runs it; a run on DATABASE_URL (CI's second) skips it, having nothing to add.
+ */
+export const describeOnEmbeddedRun = describe.skipIf(Boolean(process.env.DATABASE_URL));
 
 /** Every database a test creates carries this prefix; nothing else is ever dropped. */
 const TEST_DATABASE_PREFIX = 'plant_store_test_';
