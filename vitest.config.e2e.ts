@@ -33,6 +33,9 @@ export default defineConfig({
           // starting or draining, a time-out running out), and Vitest's default on two
           // cores is one at a time, which made the suite about ten minutes a database.
           maxWorkers: 2,
+          // Each worker process runs file after file, importing Nest, TypeORM and the
+          // application once, not once per file: that took a tenth of the suite's CPU.
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },

@@ -4,15 +4,22 @@ import { DATE_TIME_RANGE } from '../../src/common/validation/date-time.decorator
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 // A zone whose offsets in the years a date-time may name include seconds (local mean time).
-process.env.TZ = 'America/New_York';
+const ZONE = 'America/New_York';
 
 describe('date-times written through the data source, in any time zone of the process', () => {
   let api: TestApp;
+  const zoneBefore = process.env.TZ;
 
   beforeAll(async () => {
+    process.env.TZ = ZONE;
     api = await createTestApp();
   });
-  afterAll(() => api.close());
+  afterAll(async () => {
+    await api?.close();
+    // The file's process may run other files next (vitest.config.e2e.ts: isolate).
+    if (zoneBefore === undefined) delete process.env.TZ;
+    else process.env.TZ = zoneBefore;
+  });
 
   it.each([
     DATE_TIME_RANGE.min.toISOString(),

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { REPEAT_WINDOW_MS } from '../../src/shutdown/shutdown-signals.js';
 import {
   createOnNewConnection,
@@ -20,7 +20,9 @@ import {
   describeOnEmbeddedRun,
 } from '../support/test-database.js';
 
-describe('graceful shutdown (the built service)', () => {
+// How the service stops, not how the database does: the embedded run covers it
+// (describeOnEmbeddedRun).
+describeOnEmbeddedRun('graceful shutdown (the built service)', () => {
   let started: ServiceOnTestDatabase;
   let database: TestDatabase;
   let service: ServiceProcess;
@@ -110,7 +112,7 @@ describe('graceful shutdown (the built service)', () => {
   });
 });
 
-describe('a stop answers every request it received (the built service, cold)', () => {
+describeOnEmbeddedRun('a stop answers every request it received (the built service, cold)', () => {
   const RUNS = 20;
   const CREATES = 50;
   let database: TestDatabase;
@@ -210,7 +212,7 @@ describeOnEmbeddedRun('graceful shutdown with the embedded PostgreSQL', () => {
   });
 });
 
-describe('rolling updates (the built service, SHUTDOWN_DELAY_MS)', () => {
+describeOnEmbeddedRun('rolling updates (the built service, SHUTDOWN_DELAY_MS)', () => {
   const DELAY_MS = 2_000;
   let started: ServiceOnTestDatabase;
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   acceptsConnections,
   createOnNewConnection,
@@ -6,7 +6,11 @@ import {
   issueToken,
   ServiceProcess,
 } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  describeOnEmbeddedRun,
+  createTestDatabase,
+  type TestDatabase,
+} from '../support/test-database.js';
 
 const CREATES = 50;
 /** From the signal to npm's exit: the drain takes well under a second here. */
@@ -30,13 +34,15 @@ function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
 
+// How npm and the service stop, not the database: the embedded run covers it
+// (describeOnEmbeddedRun).
 /**
  * The README's start commands, run as a user runs them (npm in a process group of its
  * own, as a terminal or a supervisor starts it), stopped as a supervisor or a terminal
  * stops them: the signal reaches the service itself, which drains as when signalled
  * directly, and npm exits 0 with nothing left behind.
  */
-describe('every documented start command stops cleanly', () => {
+describeOnEmbeddedRun('every documented start command stops cleanly', () => {
   let database: TestDatabase;
   let token: string;
   let nextId = 1;
