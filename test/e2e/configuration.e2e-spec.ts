@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ServiceProcess } from '../support/built-service.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
-describe('configuration checked at start (the built service)', () => {
+// What a start refuses, not what the database does: the embedded run covers it.
+describeOnEmbeddedRun('configuration checked at start (the built service)', () => {
   it.each([
     ['PORT', 'abc', /PORT must be an integer from 0 to 65535/],
     ['PORT', '70000', /PORT must be an integer from 0 to 65535/],

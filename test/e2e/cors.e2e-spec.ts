@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 const ALLOWED = 'https://app.example.com';
 const OTHER = 'https://evil.example.net';
@@ -16,7 +17,8 @@ const preflight = (api: TestApp, origin: string, url = '/plants', method = 'POST
     },
   });
 
-describe('CORS', () => {
+// The HTTP layer's, not the database's: the embedded run covers it.
+describeOnEmbeddedRun('CORS', () => {
   describe(`CORS_ORIGINS=${ALLOWED},http://localhost:5173`, () => {
     let api: TestApp;
     let token: string;

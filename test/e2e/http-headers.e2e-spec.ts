@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe('request ids and response headers', () => {
+// The HTTP layer's, not the database's: the embedded run covers it.
+describeOnEmbeddedRun('request ids and response headers', () => {
   let api: TestApp;
 
   beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   send,
   startServiceOnTestDatabase,
@@ -14,6 +14,7 @@ import {
   PROMETHEUS_TEXT,
 } from '../support/metrics-text.js';
 import { type CollectorAnswer, OtlpReceiver } from '../support/otlp-receiver.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 /** OTLP's SpanKind of a server span. */
 const SERVER = 2;
@@ -46,7 +47,8 @@ function traceparent(traceId: string, sampled: boolean): string {
 
 const newTraceId = () => randomBytes(16).toString('hex');
 
-describe('GET /metrics with tracing', () => {
+// What the metrics and traces say, not the database: the embedded run covers it.
+describeOnEmbeddedRun('GET /metrics with tracing', () => {
   let receiver: OtlpReceiver;
   let running: ServiceOnTestDatabase;
   /** A Prometheus scrape taken before any OpenMetrics one. */
@@ -134,7 +136,7 @@ describe('GET /metrics with tracing', () => {
   });
 });
 
-describe('GET /metrics with tracing, when the collector hangs', () => {
+describeOnEmbeddedRun('GET /metrics with tracing, when the collector hangs', () => {
   const QUEUE_SIZE = 16;
   const BATCH_SIZE = 8;
   let receiver: OtlpReceiver;

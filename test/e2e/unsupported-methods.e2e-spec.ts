@@ -1,9 +1,10 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Public } from '../../src/auth/decorators/public.decorator.js';
 import { expectError } from '../support/plants-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { describeOnEmbeddedRun } from '../support/test-database.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'QUERY'];
 const WEBHOOK_ID = '5b0e2c1e-8f0a-4d55-9a43-0f7a3c2b9e61';
@@ -42,7 +43,8 @@ function expect405(response: LightMyRequestResponse, method: string, allow: stri
   );
 }
 
-describe('methods a path does not have', () => {
+// The HTTP layer's, not the database's: the embedded run covers it.
+describeOnEmbeddedRun('methods a path does not have', () => {
   let api: TestApp;
   let token: string;
   /** Each documented path, its concrete form and the Allow its operations make. */
@@ -153,7 +155,7 @@ describe('methods a path does not have', () => {
   });
 });
 
-describe('methods a path does not have, rate limited', () => {
+describeOnEmbeddedRun('methods a path does not have, rate limited', () => {
   let api: TestApp;
 
   beforeAll(async () => {
