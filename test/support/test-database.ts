@@ -7,7 +7,8 @@ import type { MigrationSettings } from '../../src/database/migrations.js';
 
 /**
  * For what does not depend on the database server: the embedded database's own behaviour,
- * and what the HTTP layer, parsing, tracing or the documents do. The embedded run (`npm
+ * and what the HTTP layer, parsing, the configuration, tracing, metrics, logs, the
+ * documents or a stop do. The embedded run (`npm
  * test`) runs it; a run on DATABASE_URL (CI's second) skips it, having nothing to add.
  */
 export const describeOnEmbeddedRun = describe.skipIf(Boolean(process.env.DATABASE_URL));
