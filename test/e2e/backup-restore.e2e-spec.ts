@@ -14,7 +14,11 @@ import {
   startService,
   TERMINAL,
 } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  onDatabaseServerRun,
+  createTestDatabase,
+  type TestDatabase,
+} from '../support/test-database.js';
 import { TEST_WEBHOOK_SECRET_KEYS } from '../support/webhook-secret-keys.js';
 import { verifySignature, WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -47,7 +51,6 @@ interface Database {
  * database of the other kind (embedded → the server, or the server → embedded), and back.
  */
 describe('npm run backup / npm run restore', () => {
-  const onPostgres = Boolean(process.env.DATABASE_URL);
   const databases: TestDatabase[] = [];
   const services: ServiceProcess[] = [];
   let workDir: string;
@@ -70,7 +73,9 @@ describe('npm run backup / npm run restore', () => {
   const newDatabase = async (kind: Database['kind']): Promise<Database> => {
     if (kind === 'embedded')
       return { kind, env: { DATA_DIR: join(workDir, `data-${++embeddedCount}`) } };
-    const database = await createTestDatabase(onPostgres ? {} : { adminUrl: SERVER_ADMIN_URL });
+    const database = await createTestDatabase(
+      onDatabaseServerRun ? {} : { adminUrl: SERVER_ADMIN_URL },
+    );
     databases.push(database);
     return { kind, env: { ...database.env } };
   };
@@ -116,7 +121,7 @@ describe('npm run backup / npm run restore', () => {
   });
 
   it('a backup taken while plants are created restores into a new database of the other kind: the plants acknowledged before it began (ids exact), the tokens, the subscription and its secret, the undelivered deliveries', async () => {
-    const source = await newDatabase(onPostgres ? 'server' : 'embedded');
+    const source = await newDatabase(onDatabaseServerRun ? 'server' : 'embedded');
     const created = await runTokenCli(
       ['create', '--name', 'backup', '--scopes', 'plants:read,plants:write,webhooks:manage'],
       source.env,
@@ -172,7 +177,7 @@ describe('npm run backup / npm run restore', () => {
     expect(Math.max(...answeredAt.values())).toBeGreaterThan(backupBegan);
     await stop(services[sourceService]);
 
-    target = await newDatabase(onPostgres ? 'embedded' : 'server');
+    target = await newDatabase(onDatabaseServerRun ? 'embedded' : 'server');
     // The source's keys, which the backup is signed with and its secrets encrypted with.
     const restored = await runBackupCli('restore', [backupFile], withSourceKeys(target));
     expect(restored.code, restored.stderr).toBe(0);
@@ -213,7 +218,7 @@ describe('npm run backup / npm run restore', () => {
     const backFile = join(workDir, 'back.backup.gz');
     const backup = await runBackupCli('backup', [backFile], withSourceKeys(target));
     expect(backup.code, backup.stderr).toBe(0);
-    const first = await newDatabase(onPostgres ? 'server' : 'embedded');
+    const first = await newDatabase(onDatabaseServerRun ? 'server' : 'embedded');
     const restored = await runBackupCli('restore', [backFile], withSourceKeys(first));
     expect(restored.code, restored.stderr).toBe(0);
     const url = await start(first, { WEBHOOK_SECRET_KEYS: sourceKeys });

@@ -19,7 +19,11 @@ import {
   type CreateOutcome,
   streamCreates,
 } from '../support/plant-stream.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  onDatabaseServerRun,
+  createTestDatabase,
+  type TestDatabase,
+} from '../support/test-database.js';
 
 /** Generous bounds: two cores, shared with other test runs. */
 const ANSWER_WITHIN_MS = 10_000;
@@ -162,7 +166,7 @@ describe('a database outage under steady load (the built service)', () => {
   });
 
   // Freezing needs the server's processes: the embedded run's own.
-  it.skipIf(process.env.DATABASE_URL)(
+  it.skipIf(onDatabaseServerRun)(
     'embedded PostgreSQL frozen (SIGSTOP): 503 within the time-outs, ready 503, then recovery once it thaws',
     async () => {
       const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-outage-'));

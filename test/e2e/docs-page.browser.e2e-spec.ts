@@ -5,6 +5,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MovingEndpoint } from '../support/moving-endpoint.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { onDatabaseServerRun } from '../support/test-database.js';
 
 /** Debian's Chromium (`apt-get install -y chromium`); CI installs it. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -39,8 +40,8 @@ async function tryHealthLiveOut(page: Page, origin: string) {
   return { sent, shown: (await answer.textContent())?.trim() };
 }
 
-// The page in a browser, not the database: the run on DATABASE_URL has nothing to add.
-describe.skipIf(!existsSync(CHROMIUM) || process.env.DATABASE_URL)(
+// The page in a browser, not the database: the embedded run covers it.
+describe.skipIf(!existsSync(CHROMIUM) || onDatabaseServerRun)(
   'GET /docs in Chromium (apt-get install -y chromium)',
   () => {
     let api: TestApp;

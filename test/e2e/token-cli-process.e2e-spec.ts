@@ -4,14 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTokenCli, send, type ServiceProcess, startService } from '../support/built-service.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  onDatabaseServerRun,
+  createTestDatabase,
+  type TestDatabase,
+} from '../support/test-database.js';
 
 /**
  * The built token CLI next to the built service, on the database `npm test` runs on: the
  * embedded one in DATA_DIR, or a database of its own on DATABASE_URL's server.
  */
 describe('npm run --silent token, as a process', () => {
-  const onPostgres = Boolean(process.env.DATABASE_URL);
   let workDir: string;
   let database: TestDatabase | undefined;
   let env: Record<string, string>;
@@ -27,7 +30,7 @@ describe('npm run --silent token, as a process', () => {
 
   beforeAll(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'plant-store-cli-'));
-    database = onPostgres ? await createTestDatabase() : undefined;
+    database = onDatabaseServerRun ? await createTestDatabase() : undefined;
     env = database ? { ...database.env } : { DATA_DIR: join(workDir, 'data') };
     ({ service, url } = await startService({ ...env, RATE_LIMIT_PER_MINUTE: '0' }));
   });
@@ -51,7 +54,7 @@ describe('npm run --silent token, as a process', () => {
     expect((await createPlant(stdout.trim(), 1)).status).toBe(200);
   });
 
-  it.runIf(onPostgres)(
+  it.runIf(onDatabaseServerRun)(
     'create prints only the token when one role does everything: the role warning goes to standard error',
     async () => {
       // A deployment without DATABASE_MIGRATION_URL, its one role a superuser.
@@ -109,7 +112,7 @@ describe('npm run --silent token, as a process', () => {
     expect(stdout).toMatch(/^ID\s+NAME/);
     expect(stdout).toMatch(/ cli\s.*active/);
     expect(stdout).toMatch(/ to-revoke\s.*revoked/);
-    if (!onPostgres)
+    if (!onDatabaseServerRun)
       expect(existsSync(join(workDir, 'data', 'postgres', 'postmaster.pid'))).toBe(false);
   });
 });

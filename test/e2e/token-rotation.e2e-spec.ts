@@ -11,7 +11,11 @@ import { TokenCliModule } from '../../src/cli/token-cli.module.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { runTokenCli, send, type ServiceProcess, startService } from '../support/built-service.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import {
+  onDatabaseServerRun,
+  createTestDatabase,
+  type TestDatabase,
+} from '../support/test-database.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Far longer than the tests: a cached token is never looked up again unless evicted. */
@@ -24,7 +28,6 @@ const MAX_POLLS = 1_000;
  * the database the tests run on (the embedded one in DATA_DIR, or DATABASE_URL's server).
  */
 describe('npm run --silent token -- rotate, beside the running service', () => {
-  const onPostgres = Boolean(process.env.DATABASE_URL);
   let workDir: string;
   let database: TestDatabase | undefined;
   let env: Record<string, string>;
@@ -51,7 +54,7 @@ describe('npm run --silent token -- rotate, beside the running service', () => {
 
   beforeAll(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'plant-store-rotate-'));
-    database = onPostgres ? await createTestDatabase() : undefined;
+    database = onDatabaseServerRun ? await createTestDatabase() : undefined;
     env = database ? { ...database.env } : { DATA_DIR: join(workDir, 'data') };
     ({ service, url } = await startService({ ...env, RATE_LIMIT_PER_MINUTE: '0' }));
   });

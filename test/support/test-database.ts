@@ -5,13 +5,16 @@ import { APP_SCHEMA } from '../../src/app.schema.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import type { MigrationSettings } from '../../src/database/migrations.js';
 
+/** True on a run against DATABASE_URL's server (CI's second), false on the embedded run. */
+export const onDatabaseServerRun = Boolean(process.env.DATABASE_URL);
+
 /**
  * For what does not depend on the database server: the embedded database's own behaviour,
  * and what the HTTP layer, parsing, the configuration, tracing, metrics, logs, the
- * documents or a stop do. The embedded run (`npm
- * test`) runs it; a run on DATABASE_URL (CI's second) skips it, having nothing to add.
+ * documents or a stop do. The embedded run (`npm test`) runs it; the run on DATABASE_URL
+ * skips it, having nothing to add.
  */
-export const describeOnEmbeddedRun = describe.skipIf(Boolean(process.env.DATABASE_URL));
+export const describeOnEmbeddedRun = describe.skipIf(onDatabaseServerRun);
 
 /** Every database a test creates carries this prefix; nothing else is ever dropped. */
 const TEST_DATABASE_PREFIX = 'plant_store_test_';
