@@ -194,8 +194,8 @@ async function upUntilHealthy(up: () => Promise<unknown>): Promise<void> {
 }
 
 /**
- * Waits until every replica is healthy; if they are not in time, the failure says what
- * each of the others is doing: its state, its last health checks and its last log lines.
+ * Waits until every replica is healthy; if they are not in time, the failure says, for
+ * each replica that is not, its state, its last health checks and its last log lines.
  */
 async function expectEveryReplicaHealthy(): Promise<void> {
   const healths = async () => (await stack.containers('api')).map(({ health }) => health);
