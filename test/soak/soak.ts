@@ -252,7 +252,10 @@ describe.runIf(MODE === 'mixed')('soak: a steady mixed load for minutes (not in 
  *   table with next to nothing dead has nothing to compare);
  * - delivery p99 (a create's 200 to its receipt) in the last WINDOW is at most P99_GROWTH ×
  *   that of the first WINDOW (ten minutes of the hour, one of the five minutes), or
- *   P99_JITTER_MS more when that is more;
+ *   P99_JITTER_MS more when that is more. A window's p99 is the median of its samples'
+ *   p99s (one per SAMPLE_SECONDS): a drift moves every sample, while one slow stretch of
+ *   a shared machine (a window's p99 went 17.6 → 29 ms on a few seconds at 51 ms) moves
+ *   a few. The plain p99 over each window's deliveries is reported beside it;
  * - the service's RSS averaged over the last WINDOW is within RSS_GROWTH of the first's;
  * - no request fails, and every create reaches both subscribers.
  * A server running without autovacuum (CI's: autovacuum = off in its conf.d) would let any
@@ -275,10 +278,12 @@ const DEAD_ROWS_GROWTH = 1.5;
 const P99_GROWTH = 1.25;
 /**
  * A p99 of a few milliseconds moves by more than a quarter with one collection or one
- * scheduling delay on two shared cores (4.3 then 5.0 ms on a quiet machine); a worker
- * falling behind moves it by seconds.
+ * scheduling delay on two shared cores (4.3 then 5.0 ms on a quiet machine), and by more
+ * with one slow minute: a five-minute run's window went 6.1 → 12.9 ms (its samples' p99s
+ * 10–66 ms for 50 s, at a load average of 1.2–1.7, no backlog, nothing else drifting).
+ * A worker falling behind moves it by seconds.
  */
-const P99_JITTER_MS = 5;
+const P99_JITTER_MS = 10;
 const RSS_GROWTH = 1.1;
 const DRIFT_TABLES = ['webhook_events', 'webhook_deliveries'] as const;
 /** SQLSTATE of VACUUM (SKIP_LOCKED)'s warning for a table it could not lock. */
@@ -636,6 +641,22 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
           0.99,
         ),
       );
+    /** The median of the samples' own p99s: a window's typical tail, not its worst seconds. */
+    const typicalP99Of = (of: DriftSample[]) =>
+      round1(
+        percentile(
+          of
+            .filter(({ deliveries }) => deliveries.length > 0)
+            .map(({ deliveries }) =>
+              percentile(
+                deliveries.toSorted((a, b) => a - b),
+                0.99,
+              ),
+            )
+            .sort((a, b) => a - b),
+          0.5,
+        ),
+      );
     const meanRss = (of: DriftSample[]) =>
       round1(of.reduce((sum, { rssMb }) => sum + rssMb, 0) / of.length);
     /** A table's mean size over samples, and its growth across them by least squares. */
@@ -659,8 +680,9 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
     /** One sweep's rows of a table at this rate: a floor under the dead-row bound. */
     const sweepRows = (CREATES_PER_SECOND * receivers.length * SWEEP_INTERVAL_MS) / 1000;
     const figures = {
-      p99FirstWindowMs: p99Of(firstWindow),
-      p99LastWindowMs: p99Of(lastWindow),
+      p99FirstWindowMs: typicalP99Of(firstWindow),
+      p99LastWindowMs: typicalP99Of(lastWindow),
+      p99OfAllDeliveries: { firstWindowMs: p99Of(firstWindow), lastWindowMs: p99Of(lastWindow) },
       rssFirstWindowMb: meanRss(firstWindow),
       rssLastWindowMb: meanRss(lastWindow),
       tables: Object.fromEntries(
