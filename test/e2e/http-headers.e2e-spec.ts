@@ -48,29 +48,36 @@ describeOnEmbeddedRun('request ids and response headers', () => {
     expect(response.headers['x-request-id']).toBe('failing-1');
   });
 
-  it('sends security headers suited to a JSON API and no X-Powered-By', async () => {
-    const response = await api.request({ method: 'GET', url: '/no/such/route' });
-    expect(response.statusCode).toBe(404);
-    expect(response.headers).toMatchObject({
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'SAMEORIGIN',
-      'referrer-policy': 'no-referrer',
-      'cross-origin-resource-policy': 'same-origin',
-    });
-    expect(response.headers['content-security-policy']).toContain("default-src 'self'");
-    expect(response.headers['strict-transport-security']).toContain('max-age=');
-    // For HTML pages or clients long gone: nothing a JSON answer needs.
-    for (const header of [
-      'x-powered-by',
-      'origin-agent-cluster',
-      'x-dns-prefetch-control',
-      'x-download-options',
-      'x-permitted-cross-domain-policies',
-      'x-xss-protection',
-    ]) {
-      expect(response.headers[header], header).toBeUndefined();
-    }
-  });
+  it.each([
+    ['a route that does not exist', '/no/such/route', 404],
+    ['a route refused without a token', '/plants', 401],
+    ['a route served', '/health/live', 200],
+  ])(
+    'sends security headers suited to a JSON API and no X-Powered-By, on %s',
+    async (_case, url, status) => {
+      const response = await api.request({ method: 'GET', url });
+      expect(response.statusCode).toBe(status);
+      expect(response.headers).toMatchObject({
+        'x-content-type-options': 'nosniff',
+        'x-frame-options': 'SAMEORIGIN',
+        'referrer-policy': 'no-referrer',
+        'cross-origin-resource-policy': 'same-origin',
+      });
+      expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(response.headers['strict-transport-security']).toContain('max-age=');
+      // For HTML pages or clients long gone: nothing a JSON answer needs.
+      for (const header of [
+        'x-powered-by',
+        'origin-agent-cluster',
+        'x-dns-prefetch-control',
+        'x-download-options',
+        'x-permitted-cross-domain-policies',
+        'x-xss-protection',
+      ]) {
+        expect(response.headers[header], header).toBeUndefined();
+      }
+    },
+  );
 
   it('does not answer cross-origin requests with CORS headers', async () => {
     const preflight = await api.request({
