@@ -58,6 +58,14 @@ function percentile(sorted: number[], fraction: number): number {
 
 const megabytes = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 const round1 = (value: number) => Math.round(value * 10) / 10;
+/** The p99 of latencies in any order, to a tenth of a millisecond. */
+const p99Ms = (latencies: number[]) =>
+  round1(
+    percentile(
+      latencies.toSorted((a, b) => a - b),
+      0.99,
+    ),
+  );
 
 /** Where a report goes, besides stdout. */
 async function writeReport(name: string, report: string): Promise<void> {
@@ -600,12 +608,7 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
         `soak ${JSON.stringify({
           ...last,
           deliveries: undefined,
-          p99Ms: round1(
-            percentile(
-              last.deliveries.sort((a, b) => a - b),
-              0.99,
-            ),
-          ),
+          p99Ms: p99Ms(last.deliveries),
         })}\n`,
       );
     };
@@ -634,28 +637,15 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
     const atEnd = samples.at(-1)!;
     const firstWindow = measured.filter(({ seconds }) => seconds <= warmUp + WINDOW_SECONDS);
     const lastWindow = measured.filter(({ seconds }) => seconds > total - WINDOW_SECONDS);
-    const p99Of = (of: DriftSample[]) =>
-      round1(
-        percentile(
-          of.flatMap(({ deliveries }) => deliveries).sort((a, b) => a - b),
-          0.99,
-        ),
-      );
+    const p99Of = (of: DriftSample[]) => p99Ms(of.flatMap(({ deliveries }) => deliveries));
     /** The median of the samples' own p99s: a window's typical tail, not its worst seconds. */
     const typicalP99Of = (of: DriftSample[]) =>
-      round1(
-        percentile(
-          of
-            .filter(({ deliveries }) => deliveries.length > 0)
-            .map(({ deliveries }) =>
-              percentile(
-                deliveries.toSorted((a, b) => a - b),
-                0.99,
-              ),
-            )
-            .sort((a, b) => a - b),
-          0.5,
-        ),
+      percentile(
+        of
+          .filter(({ deliveries }) => deliveries.length > 0)
+          .map(({ deliveries }) => p99Ms(deliveries))
+          .sort((a, b) => a - b),
+        0.5,
       );
     const meanRss = (of: DriftSample[]) =>
       round1(of.reduce((sum, { rssMb }) => sum + rssMb, 0) / of.length);
@@ -732,12 +722,7 @@ describe.runIf(MODE === 'drift')('soak: an hour without drift (issue 41)', () =>
           `${s.tables.webhook_events?.bytes} | ${s.tables.webhook_events?.dead} | ` +
           `${s.tables.webhook_deliveries?.bytes} | ${s.tables.webhook_deliveries?.live} | ` +
           `${s.tables.webhook_deliveries?.dead} | ` +
-          `${round1(
-            percentile(
-              [...s.deliveries].sort((a, b) => a - b),
-              0.99,
-            ),
-          )} | ` +
+          `${p99Ms(s.deliveries)} | ` +
           `${s.requests} | ${s.failures} |`,
       ),
       '',
