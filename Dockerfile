@@ -6,6 +6,7 @@ RUN npm ci --ignore-scripts --omit=optional
 COPY tsconfig.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY scripts/bundle-cli.mjs ./scripts/
 # Then what only a compiler or an editor reads (type declarations, source maps, docs) and
 # TypeORM's browser build: about two thirds of the production dependencies' size.
 RUN npm run build && npm prune --omit=dev --omit=optional \

@@ -18,7 +18,14 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** @type {Build} The service, `dist/src/main.js`. */
 export const SERVICE_BUILD = {
   output: 'dist/src/main.js',
-  sources: ['src', 'migrations', 'tsconfig.json', 'nest-cli.json', 'package-lock.json'],
+  sources: [
+    'src',
+    'migrations',
+    'scripts/bundle-cli.mjs',
+    'tsconfig.json',
+    'nest-cli.json',
+    'package-lock.json',
+  ],
   npmArgs: ['run', '--silent', 'build'],
 };
 

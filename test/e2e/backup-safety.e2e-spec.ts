@@ -21,7 +21,7 @@ import { loginEnvironment } from '../support/login-environment.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { withTestSecretKeys } from '../support/webhook-secret-keys.js';
 
-const BACKUP_CLI = fileURLToPath(new URL('../../dist/src/cli/backup.cli.js', import.meta.url));
+const BACKUP_CLI = fileURLToPath(new URL('../../dist/cli/backup.js', import.meta.url));
 /** The mode bits of a file, as `ls -l` shows them in octal. */
 const modeOf = (file: string) => (statSync(file).mode & 0o777).toString(8);
 
