@@ -11,6 +11,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /**
  * @typedef {object} Build
  * @property {string} output a file the build writes, relative to the project's root
+ * @property {string[]} [alsoWrites] other files it writes, each missing or older meaning
+ *   the build is too
  * @property {string[]} sources the files and folders it is made from
  * @property {string[]} npmArgs the npm command that makes it
  */
@@ -18,6 +20,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** @type {Build} The service, `dist/src/main.js`. */
 export const SERVICE_BUILD = {
   output: 'dist/src/main.js',
+  // The backup command's bundle, which `nest build` alone (npm run start:dev) deletes.
+  alsoWrites: ['dist/cli/backup.js'],
   sources: [
     'src',
     'migrations',
@@ -40,12 +44,16 @@ function newestChange(path) {
 }
 
 /**
- * Whether the build's output is missing or older than one of its sources.
+ * Whether one of the build's outputs is missing or older than one of its sources.
  * @param {Build} build
  */
-export function isStale({ output, sources }) {
-  const path = join(ROOT, output);
-  const built = existsSync(path) ? statSync(path).mtimeMs : 0;
+export function isStale({ output, alsoWrites = [], sources }) {
+  const built = Math.min(
+    ...[output, ...alsoWrites].map((file) => {
+      const path = join(ROOT, file);
+      return existsSync(path) ? statSync(path).mtimeMs : 0;
+    }),
+  );
   return sources.some((source) => newestChange(join(ROOT, source)) >= built);
 }
 
