@@ -58,6 +58,8 @@ export function isStale({ output, alsoWrites = [], sources }) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && isStale(SERVICE_BUILD)) {
-  console.error('Compiling the service: a source is newer than dist/ (npm run build).');
+  console.error(
+    'Compiling the service: dist/ lacks a file or is older than a source (npm run build).',
+  );
   execFileSync('npm', SERVICE_BUILD.npmArgs, { cwd: ROOT, stdio: 'inherit' });
 }
