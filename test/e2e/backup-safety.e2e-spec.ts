@@ -12,16 +12,19 @@ import {
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashTokenSecret } from '../../src/auth/token-secret.js';
-import { runBackupCli, runMigrationCli, runTokenCli } from '../support/built-service.js';
+import {
+  BACKUP_CLI,
+  runBackupCli,
+  runMigrationCli,
+  runTokenCli,
+} from '../support/built-service.js';
 import { loginEnvironment } from '../support/login-environment.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { withTestSecretKeys } from '../support/webhook-secret-keys.js';
 
-const BACKUP_CLI = fileURLToPath(new URL('../../dist/cli/backup.js', import.meta.url));
 /** The mode bits of a file, as `ls -l` shows them in octal. */
 const modeOf = (file: string) => (statSync(file).mode & 0o777).toString(8);
 

@@ -13,6 +13,8 @@ import { createTestDatabase, type TestDatabase } from './test-database.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, SERVICE_BUILD.output);
 export const OPENAPI_CLI = join(ROOT, scriptEntry(ROOT, 'openapi'));
+/** What `npm run backup` and `npm run restore` run. */
+export const BACKUP_CLI = join(ROOT, scriptEntry(ROOT, 'backup'));
 
 /** What is built before the tests, each from its sources, by an npm command. */
 const BUILDS = [
