@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   issueToken,
@@ -164,9 +165,33 @@ describe('webhook deliveries in the trace of their create', () => {
         header: sampled ? upstream.header : upstream.header.replace(/-01$/, '-00'),
       };
     });
-    const plantIds = await Promise.all(
-      creates.map(({ header }) => createPlant(started.url, started.token, { traceparent: header })),
-    );
+    // While the table is locked, the statements the service keeps in flight wait, and the
+    // creates sent meanwhile gather into one statement: a batch, however fast the machine.
+    const locker = new pg.Client({ connectionString: started.database.adminUrl });
+    await locker.connect();
+    let plantIds: number[];
+    try {
+      await locker.query('BEGIN; LOCK TABLE plants IN EXCLUSIVE MODE');
+      const answered = Promise.all(
+        creates.map(({ header }) =>
+          createPlant(started.url, started.token, { traceparent: header }),
+        ),
+      );
+      const waitingForLock = async () =>
+        (
+          await started.database.query<{ waiting: number }>(
+            `SELECT count(*)::integer AS waiting FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        )[0].waiting;
+      await expect.poll(waitingForLock, { timeout: 10_000 }).toBeGreaterThan(0);
+      // Time for the other creates to pass the guards and queue up behind them.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await locker.query('COMMIT');
+      plantIds = await answered;
+    } finally {
+      await locker.end();
+    }
     // The creates shared statements: the batch path, one row's trace each, was taken.
     const traceIds = new Set(creates.map(({ traceId }) => traceId));
     await collector.waitForSpan(
